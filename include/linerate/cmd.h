@@ -1,0 +1,13 @@
+/* SPDX-License-Identifier: MIT */
+/* Subcommand bodies: each returns the process exit code (0 ok, 1 runtime, 2 usage/env, 3 threshold). */
+#ifndef LINERATE_CMD_H
+#define LINERATE_CMD_H
+
+#include "linerate/opts.h"
+
+enum { LR_EXIT_OK = 0, LR_EXIT_RUNTIME = 1, LR_EXIT_USAGE = 2, LR_EXIT_THRESHOLD = 3 };
+
+int lr_cmd_send(const struct lr_send_opts *o);
+int lr_cmd_recv(const struct lr_recv_opts *o);
+
+#endif

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: MIT */
+/* Send engines behind one ops table, and the per-queue worker state they drive. */
+#ifndef LINERATE_ENGINE_H
+#define LINERATE_ENGINE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stddef.h>
+#include "linerate/frame.h"
+#include "linerate/netdev.h"
+#include "linerate/opts.h"
+
+struct lr_worker;
+
+struct lr_engine_ops {
+	const char *name;	/* "afxdp", "packet", ... */
+	/* Can it run here? 0, or -errno with the reason in @why. */
+	int (*probe)(const struct lr_if *ifc, const struct lr_send_opts *o, char *why, size_t len);
+	/* One socket/ring per worker/queue; message in w->errmsg on failure. */
+	int (*open)(struct lr_worker *w);
+	/* Queue up to @budget frames stamped by lr_worker_stamp(); returns frames queued or -errno. */
+	int (*tx)(struct lr_worker *w, unsigned int budget);
+	/* Reap completions and kick the device; returns frames still in flight. */
+	int (*drain)(struct lr_worker *w);
+	void (*close)(struct lr_worker *w);
+};
+
+extern const struct lr_engine_ops lr_engine_afxdp;
+/* Whether this worker's AF_XDP socket is bound in zero-copy mode. */
+bool lr_afxdp_zerocopy(const struct lr_worker *w);
+
+/* Written by the worker alone; others read with relaxed atomic loads. */
+struct lr_worker_stats {
+	uint64_t queued;	/* frames handed to the ring */
+	uint64_t completed;	/* frames the device took (TX completions) */
+	uint64_t ring_full;	/* times the ring had no room for the whole batch */
+	uint64_t kicks;	/* wake-up syscalls */
+	uint64_t kick_errors;
+	uint64_t eot;	/* end-of-test markers queued */
+} __attribute__((aligned(64)));
+
+struct lr_worker {
+	unsigned int index, queue, cpu;
+	const struct lr_send_opts *opts;
+	const struct lr_if *ifc;
+	const struct lr_tmpl *tmpl;
+	const struct lr_engine_ops *ops;
+
+	/* Flows owned: ids first, first + stride, ... (nflows of them). */
+	unsigned int flow_first, flow_stride, nflows, flow_cur;
+	unsigned int flows_total;
+	uint64_t *flow_seq;	/* next sequence == frames stamped, per owned flow */
+	bool eot_phase;	/* stamp end-of-test markers instead of data */
+
+	uint64_t limit;	/* data frames to send; 0 = unlimited */
+	uint64_t pps;	/* this worker's share of the rate; 0 = unlimited */
+	uint64_t end_ns;	/* when the data phase ended (all completed) */
+	bool done;
+	uint64_t stamp_ns;	/* tx timestamp for the batch being queued */
+	const volatile uint64_t *deadline_ns;	/* shared; 0 = none */
+	const volatile int *go;	/* shared start flag */
+
+	struct lr_worker_stats stats;
+	void *engine;	/* engine-private */
+	pthread_t thread;
+	bool started;
+	int err;
+	char errmsg[256];
+};
+
+/* Stamp the next frame of this worker's flows into @pkt (a template copy). */
+static inline void lr_worker_stamp(struct lr_worker *w, uint8_t *pkt)
+{
+	unsigned int k = w->flow_cur;
+	unsigned int flow = w->flow_first + k * w->flow_stride;
+
+	if (!w->eot_phase)
+		lr_frame_stamp(w->tmpl, pkt, LR_MAGIC_DATA, (uint16_t)flow, w->flow_seq[k]++, w->stamp_ns);
+	else
+		lr_frame_stamp(w->tmpl, pkt, LR_MAGIC_EOT, (uint16_t)flow, w->flow_seq[k],
+			       (uint64_t)w->flows_total << 48);
+	if (++w->flow_cur == w->nflows)
+		w->flow_cur = 0;
+}
+
+/* Split flows and the frame count over workers (flow f belongs to worker f % n). */
+int lr_workers_plan(struct lr_worker *ws, unsigned int n, unsigned int flows, uint64_t count);
+/* Thread body: pin, wait for *go, send, drain, send end-of-test markers. */
+void *lr_worker_run(void *arg);
+
+#endif

@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: MIT */
+/* Per-flow sequence accounting and the latency histogram: one implementation for BPF and user space. */
+#ifndef LINERATE_FLOW_H
+#define LINERATE_FLOW_H
+
+#include <linux/types.h>
+#include "linerate/probe.h"
+
+/*
+ * Receiver rule (DESIGN.md): expected = highest_seen + 1. A frame ahead of
+ * expected opens a gap (counted lost for now); a frame behind it is late
+ * (lost -1, reordered +1) unless the window says it was already seen, in
+ * which case it is a duplicate. The window remembers the LR_FLOW_WINDOW
+ * sequence numbers below the highest; a frame older than that is counted
+ * late without a duplicate check. All sequence arithmetic is modulo 2^48,
+ * so a flow survives the wrap of its 48-bit counter.
+ */
+#define LR_FLOW_WINDOW	64
+
+struct lr_flow_state {
+	__u64 next;	/* highest seen + 1, modulo 2^48; valid once packets > 0 */
+	__u64 window;	/* bit i set: sequence (next - 1 - i) was seen */
+	__u64 packets;	/* test frames received, duplicates included */
+	__u64 bytes;
+	__u64 gaps;	/* frames skipped over when a sequence jumped ahead */
+	__u64 late;	/* frames that arrived after a later one (reordered) */
+	__u64 dups;
+	__u64 eot_sent;	/* frames the sender says it sent (EOT marker), valid if eot_seen */
+	__u32 eot_seen;	/* EOT markers received for this flow */
+	__u32 eot_flows;	/* flow count the sender announced */
+};
+
+enum lr_flow_verdict {
+	LR_FLOW_IN_ORDER = 0,
+	LR_FLOW_GAP = 1,
+	LR_FLOW_LATE = 2,
+	LR_FLOW_DUP = 3,
+};
+
+/* Accounts one data frame; single writer per flow (see DESIGN.md). */
+LR_INLINE int lr_flow_update(struct lr_flow_state *st, __u64 seq, __u32 bytes)
+{
+	__u64 ahead, behind;
+
+	seq &= LR_SEQ_MASK;
+	st->packets++;
+	st->bytes += bytes;
+	if (st->packets == 1) {
+		/* sequences start at 0: whatever precedes the first frame is a gap */
+		st->gaps += seq;
+		st->next = (seq + 1) & LR_SEQ_MASK;
+		st->window = 1;
+		return seq ? LR_FLOW_GAP : LR_FLOW_IN_ORDER;
+	}
+	ahead = (seq - st->next) & LR_SEQ_MASK;
+	if (ahead < (1ULL << (LR_SEQ_BITS - 1))) {
+		st->gaps += ahead;
+		st->window = ahead + 1 >= LR_FLOW_WINDOW ? 1 : (st->window << (ahead + 1)) | 1;
+		st->next = (seq + 1) & LR_SEQ_MASK;
+		return ahead ? LR_FLOW_GAP : LR_FLOW_IN_ORDER;
+	}
+	behind = (st->next - 1 - seq) & LR_SEQ_MASK;	/* 0 = the highest itself */
+	if (behind < LR_FLOW_WINDOW) {
+		__u64 bit = 1ULL << behind;
+
+		if (st->window & bit) {
+			st->dups++;
+			return LR_FLOW_DUP;
+		}
+		st->window |= bit;
+	}
+	st->late++;
+	return LR_FLOW_LATE;
+}
+
+/* Lost frames so far: gaps opened minus those that arrived late after all. */
+LR_INLINE __s64 lr_flow_lost(const struct lr_flow_state *st)
+{
+	return (__s64)st->gaps - (__s64)st->late;
+}
+
+/*
+ * Latency histogram: values below 16 ns get a bucket each; above, each power
+ * of two is split in 16 linear sub-buckets (relative error under 6.25 %).
+ */
+#define LR_LAT_SUB_BITS	4
+#define LR_LAT_SUB	(1U << LR_LAT_SUB_BITS)
+#define LR_LAT_BUCKETS	1024
+
+LR_INLINE __u32 lr_ilog2(__u64 v)
+{
+	__u32 r = 0;
+
+	if (v >> 32) { v >>= 32; r += 32; }
+	if (v >> 16) { v >>= 16; r += 16; }
+	if (v >> 8) { v >>= 8; r += 8; }
+	if (v >> 4) { v >>= 4; r += 4; }
+	if (v >> 2) { v >>= 2; r += 2; }
+	if (v >> 1) { r += 1; }
+	return r;
+}
+
+LR_INLINE __u32 lr_lat_bucket(__u64 ns)
+{
+	__u32 e;
+
+	if (ns < LR_LAT_SUB)
+		return (__u32)ns;
+	e = lr_ilog2(ns);
+	return (e - LR_LAT_SUB_BITS + 1) * LR_LAT_SUB +
+	       (__u32)((ns >> (e - LR_LAT_SUB_BITS)) & (LR_LAT_SUB - 1));
+}
+
+/* Smallest value that falls in bucket @b. */
+LR_INLINE __u64 lr_lat_bucket_low(__u32 b)
+{
+	__u32 e;
+
+	if (b < LR_LAT_SUB)
+		return b;
+	e = b / LR_LAT_SUB + LR_LAT_SUB_BITS - 1;
+	return (__u64)(LR_LAT_SUB + b % LR_LAT_SUB) << (e - LR_LAT_SUB_BITS);
+}
+
+/* Receiver counters, one copy per CPU, summed in user space. */
+#define LR_RX_MAX_QUEUES 64
+
+struct lr_rx_counters {
+	__u64 packets;	/* test data frames */
+	__u64 bytes;	/* their bytes, Ethernet header on, no FCS */
+	__u64 foreign;	/* frames that are not ours */
+	__u64 eot;	/* end-of-test markers */
+	__u64 bad_flow;	/* test frames with a flow id beyond the map */
+	__u64 lat_count;
+	__u64 lat_sum;
+	__u64 lat_min;
+	__u64 lat_max;
+	__u64 lat_future;	/* tx stamp ahead of the receive clock: not the same host */
+	__u64 first_ns;	/* receive time of the first and last data frame (CLOCK_MONOTONIC) */
+	__u64 last_ns;
+	__u64 queue_packets[LR_RX_MAX_QUEUES];
+	__u64 lat_hist[LR_LAT_BUCKETS];
+};
+
+#endif

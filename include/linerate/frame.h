@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: MIT */
+/* Ethernet/IPv4/IPv6/UDP test frame templates, checksums, and per-packet stamping. */
+#ifndef LINERATE_FRAME_H
+#define LINERATE_FRAME_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include <netinet/in.h>
+#include "linerate/probe.h"
+
+#define LR_FCS_LEN	4
+#define LR_MIN_FRAME	64
+#define LR_MAX_FRAME	9018	/* jumbo, incl. FCS */
+
+struct lr_frame_spec {
+	int family;	/* AF_INET or AF_INET6 */
+	uint8_t src_mac[6];
+	uint8_t dst_mac[6];
+	struct in6_addr src_ip;	/* IPv4 as the first 4 bytes */
+	struct in6_addr dst_ip;
+	uint16_t src_port;	/* of flow 0; flow f uses src_port + f */
+	uint16_t dst_port;
+	unsigned int size;	/* Ethernet frame size incl. FCS, as in RFC 2544 */
+};
+
+/* A frame as built once; per packet only the probe, source port and UDP checksum change. */
+struct lr_tmpl {
+	uint8_t data[LR_MAX_FRAME];
+	unsigned int len;	/* bytes handed to the device: size - FCS */
+	unsigned int l4_off;	/* UDP header */
+	uint32_t csum_base;	/* UDP checksum sum with source port and probe zeroed, unfolded */
+	uint16_t src_port;
+	int family;
+};
+
+/* Smallest frame (incl. FCS) that carries a probe for @family. */
+unsigned int lr_frame_min_size(int family);
+int lr_frame_build(const struct lr_frame_spec *spec, struct lr_tmpl *t);
+
+/* RFC 1071 sum helpers (host-order accumulation of big-endian 16-bit words). */
+uint32_t lr_csum_add(uint32_t sum, const void *buf, size_t len);
+uint16_t lr_csum_fold(uint32_t sum);
+
+/* Writes probe, source port and checksum into @pkt, a copy of @t->data. */
+static inline void lr_frame_stamp(const struct lr_tmpl *t, uint8_t *pkt, uint16_t magic,
+				  uint16_t flow, uint64_t seq, uint64_t tail)
+{
+	uint8_t *udp = pkt + t->l4_off;
+	struct lr_probe *p = (struct lr_probe *)(udp + 8);
+	uint16_t sport = (uint16_t)(t->src_port + flow);
+	uint32_t sum = t->csum_base;
+	uint16_t c;
+	int i;
+
+	lr_probe_encode(p, magic, flow, seq, tail);
+	udp[0] = sport >> 8;
+	udp[1] = (uint8_t)sport;
+	/* incremental: the base sum saw zeros where these words now stand */
+	sum += sport;
+	for (i = 0; i < LR_PROBE_LEN; i += 2)
+		sum += ((uint32_t)((uint8_t *)p)[i] << 8) | ((uint8_t *)p)[i + 1];
+	c = lr_csum_fold(sum);
+	if (c == 0)
+		c = 0xffff;	/* 0 means "no checksum" in UDP */
+	udp[6] = c >> 8;
+	udp[7] = (uint8_t)c;
+}
+
+#endif

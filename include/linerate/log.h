@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: MIT */
+/* Logging: one printf-checked sink, levels, and libbpf/libxdp output routed through it. */
+#ifndef LINERATE_LOG_H
+#define LINERATE_LOG_H
+
+#include <signal.h>
+
+enum lr_log_level { LR_LOG_WARN = 0, LR_LOG_INFO = 1, LR_LOG_DEBUG = 2 };
+
+void lr_log_set_level(int level);
+int lr_log_level(void);
+void lr_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Sends libbpf and libxdp messages one level quieter than ours. */
+void lr_log_hook_libs(void);
+
+#define pr_warn(...) lr_log(LR_LOG_WARN, __VA_ARGS__)
+#define pr_info(...) lr_log(LR_LOG_INFO, __VA_ARGS__)
+#define pr_debug(...) lr_log(LR_LOG_DEBUG, __VA_ARGS__)
+
+/* The only mutable global: set by SIGINT/SIGTERM handlers. */
+extern volatile sig_atomic_t lr_stop;
+
+#endif

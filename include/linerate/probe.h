@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: MIT */
+/* Probe header on the wire and the one frame parser, shared by user space and the BPF receiver. */
+#ifndef LINERATE_PROBE_H
+#define LINERATE_PROBE_H
+
+#include <linux/types.h>
+
+/*
+ * The parser below is compiled twice: into the XDP program (clang -target bpf)
+ * and into user space (unit tests, AF_PACKET receiver). It therefore uses only
+ * __u* types, compiler builtins, and pointer-vs-end bounds checks the verifier
+ * understands.
+ */
+#ifndef LR_INLINE
+#define LR_INLINE static inline __attribute__((always_inline))
+#endif
+
+#define LR_MAGIC_DATA	0x4c52	/* "LR": a counted test frame */
+#define LR_MAGIC_EOT	0x4c45	/* "LE": end-of-test marker, carries the sender's totals */
+#define LR_DEFAULT_DST_PORT 7447
+#define LR_DEFAULT_SRC_PORT 7000
+#define LR_SEQ_BITS	48
+#define LR_SEQ_MASK	((1ULL << LR_SEQ_BITS) - 1)
+#define LR_MAX_FLOWS	65536
+#define LR_PROBE_LEN	18
+
+/* Big-endian on the wire, every field. */
+struct lr_probe {
+	__u8 magic[2];
+	__u8 flow[2];
+	__u8 seq[6];	/* data: sequence in flow; EOT: frames the sender sent on the flow */
+	__u8 tail[8];	/* data: CLOCK_MONOTONIC ns at queueing; EOT: flows in test (2 B), 0 */
+} __attribute__((packed));
+
+enum lr_pkt_kind {
+	LR_PKT_FOREIGN = 0,	/* anything that is not ours */
+	LR_PKT_DATA = 1,
+	LR_PKT_EOT = 2,
+};
+
+struct lr_pkt {
+	__u64 seq;	/* data: sequence; EOT: frames sent on the flow */
+	__u64 tail;	/* data: tx timestamp; EOT: flow count of the test */
+	__u32 flow;
+	__u32 len;	/* bytes from the Ethernet header on (no FCS) */
+	__u32 probe_off;	/* offset of the probe header in the frame */
+};
+
+LR_INLINE __u64 lr_get_be(const __u8 *p, int n)
+{
+	__u64 v = 0;
+	int i;
+
+	for (i = 0; i < 8; i++)
+		if (i < n)
+			v = (v << 8) | p[i];
+	return v;
+}
+
+LR_INLINE void lr_put_be(__u8 *p, __u64 v, int n)
+{
+	int i;
+
+	for (i = 7; i >= 0; i--)
+		if (i < n) {
+			p[i] = (__u8)v;
+			v >>= 8;
+		}
+}
+
+LR_INLINE void lr_probe_encode(struct lr_probe *p, __u16 magic, __u16 flow, __u64 seq, __u64 tail)
+{
+	lr_put_be(p->magic, magic, 2);
+	lr_put_be(p->flow, flow, 2);
+	lr_put_be(p->seq, seq & LR_SEQ_MASK, 6);
+	lr_put_be(p->tail, tail, 8);
+}
+
+/* Ethernet, at most one 802.1Q/802.1ad tag, IPv4 (any IHL, unfragmented) or IPv6 (no extension headers), UDP. */
+#define LR_ETH_HLEN	14
+#define LR_ETH_P_IP	0x0800
+#define LR_ETH_P_IPV6	0x86dd
+#define LR_ETH_P_8021Q	0x8100
+#define LR_ETH_P_8021AD	0x88a8
+#define LR_IPPROTO_UDP	17
+
+/*
+ * Classifies one frame. @data/@end bound it; @dport is the test's UDP
+ * destination port (host order). Fills @out for LR_PKT_DATA and LR_PKT_EOT.
+ */
+LR_INLINE int lr_parse(const void *data, const void *end, __u16 dport, struct lr_pkt *out)
+{
+	const __u8 *p = (const __u8 *)data;
+	const __u8 *l3, *l4;
+	const struct lr_probe *pr;
+	__u16 proto, magic;
+
+	if (p + LR_ETH_HLEN > (const __u8 *)end)
+		return LR_PKT_FOREIGN;
+	proto = ((__u16)p[12] << 8) | p[13];
+	l3 = p + LR_ETH_HLEN;
+	if (proto == LR_ETH_P_8021Q || proto == LR_ETH_P_8021AD) {
+		if (l3 + 4 > (const __u8 *)end)
+			return LR_PKT_FOREIGN;
+		proto = ((__u16)l3[2] << 8) | l3[3];
+		l3 += 4;
+	}
+	if (proto == LR_ETH_P_IP) {
+		__u32 ihl;
+
+		if (l3 + 20 > (const __u8 *)end)
+			return LR_PKT_FOREIGN;
+		if ((l3[0] >> 4) != 4 || l3[9] != LR_IPPROTO_UDP)
+			return LR_PKT_FOREIGN;
+		/* fragments other than the first carry no UDP header */
+		if (((l3[6] & 0x1f) | l3[7]) != 0)
+			return LR_PKT_FOREIGN;
+		ihl = (l3[0] & 0x0f) * 4;
+		if (ihl < 20)
+			return LR_PKT_FOREIGN;
+		l4 = l3 + ihl;
+	} else if (proto == LR_ETH_P_IPV6) {
+		if (l3 + 40 > (const __u8 *)end)
+			return LR_PKT_FOREIGN;
+		if ((l3[0] >> 4) != 6 || l3[6] != LR_IPPROTO_UDP)
+			return LR_PKT_FOREIGN;
+		l4 = l3 + 40;
+	} else {
+		return LR_PKT_FOREIGN;
+	}
+	if (l4 + 8 + LR_PROBE_LEN > (const __u8 *)end)
+		return LR_PKT_FOREIGN;
+	if ((((__u16)l4[2] << 8) | l4[3]) != dport)
+		return LR_PKT_FOREIGN;
+	pr = (const struct lr_probe *)(l4 + 8);
+	magic = ((__u16)pr->magic[0] << 8) | pr->magic[1];
+	if (magic != LR_MAGIC_DATA && magic != LR_MAGIC_EOT)
+		return LR_PKT_FOREIGN;
+	out->flow = ((__u32)pr->flow[0] << 8) | pr->flow[1];
+	out->seq = lr_get_be(pr->seq, 6);
+	out->tail = lr_get_be(pr->tail, 8);
+	out->len = (__u32)((const __u8 *)end - p);
+	out->probe_off = (__u32)((const __u8 *)pr - p);
+	return magic == LR_MAGIC_DATA ? LR_PKT_DATA : LR_PKT_EOT;
+}
+
+#endif

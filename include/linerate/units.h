@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT */
+/* Numbers with unit suffixes (counts, rates, durations, ranges) as the CLI and configs take them. */
+#ifndef LINERATE_UNITS_H
+#define LINERATE_UNITS_H
+
+#include <stdint.h>
+#include <stddef.h>
+
+/* "1500", "64k", "2.5M", "1G" (decimal multipliers). 0 or -EINVAL/-ERANGE. */
+int lr_parse_count(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+/* "10s", "500ms", "2m", "1h", "250us", a bare number is seconds. */
+int lr_parse_duration(const char *s, uint64_t *ns);
+
+enum lr_rate_kind { LR_RATE_MAX = 0, LR_RATE_PPS, LR_RATE_BPS };
+
+struct lr_rate {
+	enum lr_rate_kind kind;
+	uint64_t value;	/* packets or bits (line rate, L1) per second */
+};
+
+/* "max", "10000", "100kpps", "1Mpps", "2.5Gbit", "800Mbps", "1e6"-free. */
+int lr_parse_rate(const char *s, struct lr_rate *r);
+/* Packets per second for @rate at @frame_size (incl. FCS); 0 = unlimited. */
+uint64_t lr_rate_pps(const struct lr_rate *r, unsigned int frame_size);
+
+/* "0-3", "0,2,5-6": up to @max values into @out, returns the count or -errno. */
+int lr_parse_list(const char *s, unsigned int limit, unsigned int *out, unsigned int max);
+
+#endif

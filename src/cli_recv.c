@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: MIT */
+/* Options and help of `linerate recv`. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include "linerate/cli.h"
+#include "linerate/probe.h"
+#include "linerate/opts.h"
+
+enum {
+	O_IFACE = 'i', O_VERBOSE = 'v', O_QUIET = 'q', O_DURATION = 'd',
+	O_DST_PORT = 256, O_ONCE, O_PASS, O_XDP_MODE, O_READY, O_NETNS, O_JSON,
+};
+
+static const struct lr_opt recv_opts[] = {
+	{ O_IFACE, "interface", 'i', "IFACE", "interface to count on (the XDP program attaches here)", NULL },
+	{ O_DST_PORT, "dst-port", 0, "PORT", "UDP destination port of the test frames", "7447" },
+	{ O_DURATION, "duration", 'd', "TIME", "stop after TIME (10s, 500ms, 2m)", "until SIGINT" },
+	{ O_ONCE, "once", 0, NULL, "stop once every flow's end-of-test marker has arrived", NULL },
+	{ O_PASS, "pass", 0, NULL, "pass test frames on to the stack instead of dropping them", NULL },
+	{ O_XDP_MODE, "xdp-mode", 0, "MODE", "auto, native or generic", "auto" },
+	{ O_READY, "ready-file", 0, "PATH", "create PATH once the program is attached", NULL },
+	{ O_NETNS, "netns", 'n', "NS", "run in network namespace NS (name, pid:PID or path)", NULL },
+	{ O_JSON, "json", 'j', "FILE", "write the summary as JSON to FILE (- for stdout)", NULL },
+	{ O_QUIET, "quiet", 'q', NULL, "no live lines, summary only", NULL },
+	{ O_VERBOSE, "verbose", 'v', NULL, "more detail; twice for libbpf debug", NULL },
+};
+
+static const struct lr_cli recv_cli = {
+	.cmd = "recv",
+	.usage = "-i IFACE [options]",
+	.about = "Counts linerate test frames with an XDP program: packets, loss (sequence gaps and the\n"
+		 "sender's end-of-test totals), reordering, duplicates and one-way latency (same host).\n"
+		 "Other frames are counted as foreign and passed to the stack.",
+	.opts = recv_opts,
+	.nopts = sizeof(recv_opts) / sizeof(recv_opts[0]),
+};
+
+void lr_recv_opts_default(struct lr_recv_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->dst_port = LR_DEFAULT_DST_PORT;
+}
+
+static int copy_arg(const char *opt, const char *arg, char *dst, size_t len, char *err, size_t errlen)
+{
+	if (!*arg || strlen(arg) >= len) {
+		snprintf(err, errlen, "%s: '%s' is empty or too long", opt, arg);
+		return -EINVAL;
+	}
+	strcpy(dst, arg);
+	return 0;
+}
+
+static int recv_set(void *ctx, int id, const char *arg, char *err, size_t errlen)
+{
+	struct lr_recv_opts *o = ctx;
+	uint64_t v;
+
+	switch (id) {
+	case O_IFACE:
+		return copy_arg("--interface", arg, o->ifname, sizeof(o->ifname), err, errlen);
+	case O_DST_PORT:
+		if (lr_parse_count(arg, 1, 65535, &v)) {
+			snprintf(err, errlen, "--dst-port: '%s' is not a port (1..65535)", arg);
+			return -EINVAL;
+		}
+		o->dst_port = (uint16_t)v;
+		return 0;
+	case O_DURATION:
+		if (lr_parse_duration(arg, &o->duration_ns) || !o->duration_ns) {
+			snprintf(err, errlen, "--duration: '%s' is not a duration (10s, 500ms, 2m)", arg);
+			return -EINVAL;
+		}
+		return 0;
+	case O_ONCE:
+		o->once = true;
+		return 0;
+	case O_PASS:
+		o->pass = true;
+		return 0;
+	case O_XDP_MODE:
+		if (!strcmp(arg, "auto"))
+			o->xdp_mode = LR_XDP_AUTO;
+		else if (!strcmp(arg, "native"))
+			o->xdp_mode = LR_XDP_NATIVE;
+		else if (!strcmp(arg, "generic"))
+			o->xdp_mode = LR_XDP_GENERIC;
+		else {
+			snprintf(err, errlen, "--xdp-mode: '%s' is not a mode (auto, native, generic)", arg);
+			return -EINVAL;
+		}
+		return 0;
+	case O_READY:
+		return copy_arg("--ready-file", arg, o->ready_file, sizeof(o->ready_file), err, errlen);
+	case O_NETNS:
+		return copy_arg("--netns", arg, o->netns, sizeof(o->netns), err, errlen);
+	case O_JSON:
+		return copy_arg("--json", arg, o->json, sizeof(o->json), err, errlen);
+	case O_QUIET:
+		o->quiet = true;
+		return 0;
+	case O_VERBOSE:
+		o->verbose++;
+		return 0;
+	}
+	snprintf(err, errlen, "internal: option %d has no handler", id);
+	return -EINVAL;
+}
+
+int lr_cli_parse_recv(int argc, char **argv, struct lr_recv_opts *o, FILE *help_out, char *err, size_t errlen)
+{
+	int ret;
+
+	lr_recv_opts_default(o);
+	ret = lr_cli_parse(&recv_cli, argc, argv, recv_set, o, help_out, err, errlen);
+	if (ret)
+		return ret;
+	if (!o->ifname[0]) {
+		snprintf(err, errlen, "missing -i/--interface (see 'linerate recv --help')");
+		return -EINVAL;
+	}
+	return 0;
+}

@@ -1,0 +1,285 @@
+/* SPDX-License-Identifier: MIT */
+/* Options and help of `linerate send`. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <sys/socket.h>
+#include "linerate/cli.h"
+#include "linerate/frame.h"
+#include "linerate/opts.h"
+
+enum {
+	O_IFACE = 'i', O_VERBOSE = 'v', O_QUIET = 'q',
+	O_ENGINE = 256, O_XSK_MODE, O_QUEUES, O_CPUS, O_SIZE, O_FLOWS, O_RATE, O_DURATION, O_COUNT,
+	O_SRC_IP, O_DST_IP, O_SRC_MAC, O_DST_MAC, O_SRC_PORT, O_DST_PORT, O_NETNS, O_JSON, O_BATCH,
+	O_ALLOW_PHYS,
+};
+
+static const struct lr_opt send_opts[] = {
+	{ O_IFACE, "interface", 'i', "IFACE", "interface to send on", NULL },
+	{ O_DST_IP, "dst-ip", 0, "IP", "destination IPv4 or IPv6 address", NULL },
+	{ O_SRC_IP, "src-ip", 0, "IP", "source address", "the interface's first address" },
+	{ O_DST_MAC, "dst-mac", 0, "MAC", "destination MAC", "neighbour table, else the veth peer" },
+	{ O_SRC_MAC, "src-mac", 0, "MAC", "source MAC", "the interface's MAC" },
+	{ O_SRC_PORT, "src-port", 0, "PORT", "UDP source port of flow 0; flow N uses PORT+N", "7000" },
+	{ O_DST_PORT, "dst-port", 0, "PORT", "UDP destination port (the receiver counts this port)", "7447" },
+	{ O_SIZE, "size", 0, "BYTES", "Ethernet frame size incl. FCS, 64..MTU+18", "64" },
+	{ O_FLOWS, "flows", 0, "N", "flows (UDP source ports), each with its own sequence", "1" },
+	{ O_RATE, "rate", 0, "RATE", "total rate: max, N[k|M|G][pps], or N[k|M|G]bit (L1 line rate)", "max" },
+	{ O_COUNT, "count", 'c', "N", "stop after N frames in all", NULL },
+	{ O_DURATION, "duration", 'd', "TIME", "stop after TIME (10s, 500ms, 2m)", "10s unless --count" },
+	{ O_QUEUES, "queues", 0, "LIST", "TX queues, one pinned worker each (0-3, 0,2)", "0" },
+	{ O_CPUS, "cpus", 0, "LIST", "CPU of each worker, same length as --queues", "CPU n for queue n" },
+	{ O_ENGINE, "engine", 'e', "NAME", "auto or afxdp", "auto" },
+	{ O_XSK_MODE, "xdp-mode", 0, "MODE", "AF_XDP bind mode: auto, zerocopy or copy", "auto" },
+	{ O_BATCH, "batch", 0, "N", "frames per ring round, 1..512", "64" },
+	{ O_NETNS, "netns", 'n', "NS", "run in network namespace NS (name, pid:PID or path)", NULL },
+	{ O_JSON, "json", 'j', "FILE", "write the summary as JSON to FILE (- for stdout)", NULL },
+	{ O_QUIET, "quiet", 'q', NULL, "no live lines, summary only", NULL },
+	{ O_VERBOSE, "verbose", 'v', NULL, "more detail; twice for libbpf/libxdp debug", NULL },
+	{ O_ALLOW_PHYS, "allow-physical", 0, NULL, "allow sending on a physical NIC", NULL },
+};
+
+static const struct lr_cli send_cli = {
+	.cmd = "send",
+	.usage = "-i IFACE --dst-ip IP [options]",
+	.about = "Blasts UDP test frames from pinned per-queue workers through AF_XDP. Every frame carries\n"
+		 "a flow id, a sequence number and a timestamp that `linerate recv` checks. Sizes are\n"
+		 "Ethernet frame sizes with FCS (RFC 2544); bit rates are L1 line rates (+20 B a frame).",
+	.opts = send_opts,
+	.nopts = sizeof(send_opts) / sizeof(send_opts[0]),
+};
+
+void lr_send_opts_default(struct lr_send_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->engine = LR_ENGINE_AUTO;
+	o->nworkers = 1;
+	o->size = 64;
+	o->flows = 1;
+	o->rate.kind = LR_RATE_MAX;
+	o->src_port = LR_DEFAULT_SRC_PORT;
+	o->dst_port = LR_DEFAULT_DST_PORT;
+	o->batch = 64;
+	o->eot_repeat = 5;
+}
+
+static int parse_ip(struct lr_send_opts *o, const char *opt, const char *arg, struct in6_addr *out,
+		    char *err, size_t errlen)
+{
+	int family = strchr(arg, ':') ? AF_INET6 : AF_INET;
+
+	memset(out, 0, sizeof(*out));
+	if (inet_pton(family, arg, out) != 1) {
+		snprintf(err, errlen, "%s: '%s' is not an IPv4 or IPv6 address", opt, arg);
+		return -EINVAL;
+	}
+	if (o->family && o->family != family) {
+		snprintf(err, errlen, "%s: '%s' mixes IPv4 and IPv6 with the other address", opt, arg);
+		return -EINVAL;
+	}
+	o->family = family;
+	return 0;
+}
+
+static int parse_port(const char *opt, const char *arg, uint16_t *out, char *err, size_t errlen)
+{
+	uint64_t v;
+
+	if (lr_parse_count(arg, 1, 65535, &v)) {
+		snprintf(err, errlen, "%s: '%s' is not a port (1..65535)", opt, arg);
+		return -EINVAL;
+	}
+	*out = (uint16_t)v;
+	return 0;
+}
+
+static int send_set(void *ctx, int id, const char *arg, char *err, size_t errlen)
+{
+	struct lr_send_opts *o = ctx;
+	uint64_t v;
+	int n;
+
+	switch (id) {
+	case O_IFACE:
+		if (strlen(arg) >= sizeof(o->ifname) || !*arg) {
+			snprintf(err, errlen, "--interface: '%s' is not a valid interface name", arg);
+			return -EINVAL;
+		}
+		strcpy(o->ifname, arg);
+		return 0;
+	case O_DST_IP:
+		o->have_dst_ip = true;
+		return parse_ip(o, "--dst-ip", arg, &o->dst_ip, err, errlen);
+	case O_SRC_IP:
+		o->have_src_ip = true;
+		return parse_ip(o, "--src-ip", arg, &o->src_ip, err, errlen);
+	case O_DST_MAC:
+		o->have_dst_mac = true;
+		return lr_cli_mac("--dst-mac", arg, o->dst_mac, err, errlen);
+	case O_SRC_MAC:
+		o->have_src_mac = true;
+		return lr_cli_mac("--src-mac", arg, o->src_mac, err, errlen);
+	case O_SRC_PORT:
+		return parse_port("--src-port", arg, &o->src_port, err, errlen);
+	case O_DST_PORT:
+		return parse_port("--dst-port", arg, &o->dst_port, err, errlen);
+	case O_SIZE:
+		if (lr_parse_count(arg, LR_MIN_FRAME, LR_MAX_FRAME, &v)) {
+			snprintf(err, errlen, "--size: '%s' is not a frame size in %u..%u bytes", arg,
+				 LR_MIN_FRAME, LR_MAX_FRAME);
+			return -EINVAL;
+		}
+		o->size = (unsigned int)v;
+		return 0;
+	case O_FLOWS:
+		if (lr_parse_count(arg, 1, LR_MAX_FLOWS, &v)) {
+			snprintf(err, errlen, "--flows: '%s' is not a flow count in 1..%u", arg, LR_MAX_FLOWS);
+			return -EINVAL;
+		}
+		o->flows = (unsigned int)v;
+		return 0;
+	case O_RATE:
+		if (lr_parse_rate(arg, &o->rate)) {
+			snprintf(err, errlen, "--rate: '%s' is not a rate (max, 100k, 1Mpps, 2.5Gbit)", arg);
+			return -EINVAL;
+		}
+		return 0;
+	case O_COUNT:
+		if (lr_parse_count(arg, 1, UINT64_MAX, &o->count)) {
+			snprintf(err, errlen, "--count: '%s' is not a positive frame count", arg);
+			return -EINVAL;
+		}
+		return 0;
+	case O_DURATION:
+		if (lr_parse_duration(arg, &o->duration_ns) || !o->duration_ns) {
+			snprintf(err, errlen, "--duration: '%s' is not a duration (10s, 500ms, 2m)", arg);
+			return -EINVAL;
+		}
+		return 0;
+	case O_QUEUES:
+		n = lr_parse_list(arg, 4096, o->queues, LR_MAX_WORKERS);
+		if (n <= 0) {
+			snprintf(err, errlen, "--queues: '%s' is not a queue list (0-3, 0,2; at most %d)", arg,
+				 LR_MAX_WORKERS);
+			return -EINVAL;
+		}
+		o->nworkers = (unsigned int)n;
+		return 0;
+	case O_CPUS:
+		n = lr_parse_list(arg, 4096, o->cpus, LR_MAX_WORKERS);
+		if (n <= 0) {
+			snprintf(err, errlen, "--cpus: '%s' is not a CPU list (0-3, 0,2; at most %d)", arg,
+				 LR_MAX_WORKERS);
+			return -EINVAL;
+		}
+		o->cpus_set = true;
+		o->ncpus = (unsigned int)n;
+		return 0;
+	case O_ENGINE:
+		if (!strcmp(arg, "auto"))
+			o->engine = LR_ENGINE_AUTO;
+		else if (!strcmp(arg, "afxdp"))
+			o->engine = LR_ENGINE_AFXDP;
+		else {
+			snprintf(err, errlen, "--engine: '%s' is not an engine (auto, afxdp)", arg);
+			return -EINVAL;
+		}
+		return 0;
+	case O_XSK_MODE:
+		if (!strcmp(arg, "auto"))
+			o->xsk_mode = LR_XSK_AUTO;
+		else if (!strcmp(arg, "zerocopy"))
+			o->xsk_mode = LR_XSK_ZEROCOPY;
+		else if (!strcmp(arg, "copy"))
+			o->xsk_mode = LR_XSK_COPY;
+		else {
+			snprintf(err, errlen, "--xdp-mode: '%s' is not a mode (auto, zerocopy, copy)", arg);
+			return -EINVAL;
+		}
+		return 0;
+	case O_BATCH:
+		if (lr_parse_count(arg, 1, 512, &v)) {
+			snprintf(err, errlen, "--batch: '%s' is not a batch size in 1..512", arg);
+			return -EINVAL;
+		}
+		o->batch = (unsigned int)v;
+		return 0;
+	case O_NETNS:
+		if (strlen(arg) >= sizeof(o->netns) || !*arg) {
+			snprintf(err, errlen, "--netns: '%s' is not a namespace", arg);
+			return -EINVAL;
+		}
+		strcpy(o->netns, arg);
+		return 0;
+	case O_JSON:
+		if (strlen(arg) >= sizeof(o->json) || !*arg) {
+			snprintf(err, errlen, "--json: bad file name");
+			return -EINVAL;
+		}
+		strcpy(o->json, arg);
+		return 0;
+	case O_QUIET:
+		o->quiet = true;
+		return 0;
+	case O_VERBOSE:
+		o->verbose++;
+		return 0;
+	case O_ALLOW_PHYS:
+		o->allow_physical = true;
+		return 0;
+	}
+	snprintf(err, errlen, "internal: option %d has no handler", id);
+	return -EINVAL;
+}
+
+int lr_cli_parse_send(int argc, char **argv, struct lr_send_opts *o, FILE *help_out, char *err, size_t errlen)
+{
+	unsigned int i;
+	int ret;
+
+	lr_send_opts_default(o);
+	ret = lr_cli_parse(&send_cli, argc, argv, send_set, o, help_out, err, errlen);
+	if (ret)
+		return ret;
+	if (!o->ifname[0]) {
+		snprintf(err, errlen, "missing -i/--interface (see 'linerate send --help')");
+		return -EINVAL;
+	}
+	if (!o->have_dst_ip) {
+		snprintf(err, errlen, "missing --dst-ip (see 'linerate send --help')");
+		return -EINVAL;
+	}
+	if (o->cpus_set && o->ncpus != o->nworkers) {
+		snprintf(err, errlen, "--cpus lists %u CPUs but --queues lists %u queues; give one CPU per queue",
+			 o->ncpus, o->nworkers);
+		return -EINVAL;
+	}
+	for (i = 0; i < o->nworkers; i++) {
+		unsigned int j;
+
+		for (j = 0; j < i; j++)
+			if (o->queues[i] == o->queues[j]) {
+				snprintf(err, errlen, "--queues: queue %u is listed twice", o->queues[i]);
+				return -EINVAL;
+			}
+	}
+	if (o->size < lr_frame_min_size(o->family)) {
+		snprintf(err, errlen, "--size: %u bytes cannot carry the probe over %s; the minimum is %u",
+			 o->size, o->family == AF_INET6 ? "IPv6" : "IPv4", lr_frame_min_size(o->family));
+		return -EINVAL;
+	}
+	if (o->flows < o->nworkers) {
+		snprintf(err, errlen, "--flows %u is fewer than the %u workers; each worker needs a flow of its own",
+			 o->flows, o->nworkers);
+		return -EINVAL;
+	}
+	if ((uint32_t)o->src_port + o->flows - 1 > 65535) {
+		snprintf(err, errlen, "--src-port %u + --flows %u runs past port 65535", o->src_port, o->flows);
+		return -EINVAL;
+	}
+	if (!o->count && !o->duration_ns)
+		o->duration_ns = 10ULL * 1000000000ULL;
+	return 0;
+}

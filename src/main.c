@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: MIT */
+/* linerate: subcommand dispatch. */
+#include <stdio.h>
+#include <string.h>
+#include "linerate/cmd.h"
+#include "linerate/opts.h"
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: linerate COMMAND [options]\n\n"
+		"Raw UDP packet-rate tests for container network paths.\n\n"
+		"Commands:\n"
+		"  send   blast test frames through AF_XDP from pinned per-queue workers\n"
+		"  recv   count test frames with XDP: rate, loss, reordering, latency\n"
+		"  help   this text; 'linerate COMMAND --help' for a command's options\n");
+}
+
+int main(int argc, char **argv)
+{
+	char err[512];
+	int ret;
+
+	if (argc < 2) {
+		usage(stderr);
+		return LR_EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "send")) {
+		struct lr_send_opts o;
+
+		ret = lr_cli_parse_send(argc - 1, argv + 1, &o, stdout, err, sizeof(err));
+		if (ret == 1)
+			return LR_EXIT_OK;
+		if (ret) {
+			fprintf(stderr, "linerate send: %s\n", err);
+			return LR_EXIT_USAGE;
+		}
+		return lr_cmd_send(&o);
+	}
+	if (!strcmp(argv[1], "recv")) {
+		struct lr_recv_opts o;
+
+		ret = lr_cli_parse_recv(argc - 1, argv + 1, &o, stdout, err, sizeof(err));
+		if (ret == 1)
+			return LR_EXIT_OK;
+		if (ret) {
+			fprintf(stderr, "linerate recv: %s\n", err);
+			return LR_EXIT_USAGE;
+		}
+		return lr_cmd_recv(&o);
+	}
+	if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		usage(stdout);
+		return LR_EXIT_OK;
+	}
+	fprintf(stderr, "linerate: unknown command '%s' (try 'linerate help')\n", argv[1]);
+	return LR_EXIT_USAGE;
+}

@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: MIT */
+/* Number formatting, latency quantiles and atomic JSON output. */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include "linerate/flow.h"
+#include "linerate/report.h"
+
+const char *lr_fmt_si(double v, char *buf, size_t len)
+{
+	static const char *sfx[] = { "", " k", " M", " G", " T" };
+	unsigned int i = 0;
+
+	while (v >= 1000.0 && i < 4) {
+		v /= 1000.0;
+		i++;
+	}
+	snprintf(buf, len, i ? "%.3f%s" : "%.0f%s", v, sfx[i]);
+	return buf;
+}
+
+uint64_t lr_lat_quantile(const __u64 *hist, unsigned int nbuckets, uint64_t count, double q,
+			 uint64_t min, uint64_t max)
+{
+	uint64_t rank, seen = 0, v;
+	unsigned int b;
+
+	if (!count)
+		return 0;
+	rank = (uint64_t)(q * (double)count);
+	if (rank >= count)
+		rank = count - 1;
+	for (b = 0; b < nbuckets; b++) {
+		seen += hist[b];
+		if (seen > rank)
+			break;
+	}
+	if (b >= nbuckets)
+		return max;
+	/* the middle of the bucket: error at most half its width */
+	v = b + 1 < nbuckets ? (lr_lat_bucket_low(b) + lr_lat_bucket_low(b + 1) - 1) / 2 : lr_lat_bucket_low(b);
+	if (v < min)
+		v = min;
+	if (v > max)
+		v = max;
+	return v;
+}
+
+int lr_json_check_path(const char *path, char *err, size_t errlen)
+{
+	char dir[PATH_MAX];
+
+	if (!strcmp(path, "-"))
+		return 0;
+	snprintf(dir, sizeof(dir), "%s", path);
+	if (access(dirname(dir), W_OK)) {
+		snprintf(err, errlen, "--json: cannot write '%s': %s", path, strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+int lr_json_write(struct json_object *obj, const char *path, char *err, size_t errlen)
+{
+	const char *text = json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
+	char tmp[PATH_MAX];
+	size_t len = strlen(text);
+	FILE *f;
+	int fd, ret = 0;
+
+	if (!strcmp(path, "-")) {
+		printf("%s\n", text);
+		fflush(stdout);
+		return 0;
+	}
+	if (snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= (int)sizeof(tmp)) {
+		snprintf(err, errlen, "--json: path too long");
+		return -ENAMETOOLONG;
+	}
+	fd = mkstemp(tmp);
+	if (fd < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "--json: cannot create '%s': %s", tmp, strerror(-ret));
+		return ret;
+	}
+	fchmod(fd, 0644);
+	f = fdopen(fd, "w");
+	if (!f) {
+		ret = -errno;
+		close(fd);
+		goto fail;
+	}
+	errno = 0;
+	if (fwrite(text, 1, len, f) != len || fputc('\n', f) == EOF || fflush(f) || fsync(fileno(f)))
+		ret = -errno ? -errno : -EIO;
+	if (fclose(f) && !ret)
+		ret = -errno;
+	if (!ret && rename(tmp, path))
+		ret = -errno;
+	if (!ret)
+		return 0;
+fail:
+	snprintf(err, errlen, "--json: cannot write '%s': %s", path, strerror(-ret));
+	unlink(tmp);
+	return ret;
+}

@@ -1,0 +1,368 @@
+/* SPDX-License-Identifier: MIT */
+/* `linerate send`: checks the interface, builds the template, runs the workers, reports. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <sys/socket.h>
+#include "linerate/cmd.h"
+#include "linerate/engine.h"
+#include "linerate/log.h"
+#include "linerate/rate.h"
+#include "linerate/report.h"
+
+#define NS 1000000000ULL
+
+struct send_ctx {
+	const struct lr_send_opts *o;
+	struct lr_if ifc;
+	struct lr_tmpl tmpl;
+	const struct lr_engine_ops *ops;
+	struct lr_worker *ws;
+	unsigned int nopen;
+	volatile int go;
+	volatile uint64_t deadline_ns;
+	uint64_t start_ns;
+	uint64_t tx_dropped0;
+	bool have_dropped;
+	char mac_how[64];
+};
+
+static int fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "linerate send: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return code;
+}
+
+static const char *ip_str(int family, const struct in6_addr *a, char *buf, size_t len)
+{
+	return inet_ntop(family, a, buf, (socklen_t)len);
+}
+
+/* Interface checks, addresses and the template; every failure here is the user's to fix (exit 2). */
+static int prepare(struct send_ctx *c)
+{
+	const struct lr_send_opts *o = c->o;
+	struct lr_frame_spec spec = { 0 };
+	char err[256], ip[INET6_ADDRSTRLEN];
+	unsigned int i;
+	int ret;
+
+	ret = lr_if_open(o->ifname, &c->ifc, err, sizeof(err));
+	if (ret)
+		return fail(LR_EXIT_USAGE, "%s", err);
+	if (c->ifc.physical && !o->allow_physical)
+		return fail(LR_EXIT_USAGE, "%s is a physical NIC; linerate floods it at line rate: add --allow-physical if you mean it",
+			    o->ifname);
+	if (o->size - LR_ETH_HLEN - LR_FCS_LEN > c->ifc.mtu)
+		return fail(LR_EXIT_USAGE, "--size %u is larger than %s's MTU %u allows (at most %u with FCS)", o->size,
+			    o->ifname, c->ifc.mtu, c->ifc.mtu + LR_ETH_HLEN + LR_FCS_LEN);
+	for (i = 0; i < o->nworkers; i++)
+		if (o->queues[i] >= c->ifc.tx_queues)
+			return fail(LR_EXIT_USAGE, "--queues: queue %u is beyond %s's %u TX queue%s", o->queues[i], o->ifname,
+				    c->ifc.tx_queues, c->ifc.tx_queues == 1 ? "" : "s");
+
+	spec.family = o->family;
+	spec.size = o->size;
+	spec.src_port = o->src_port;
+	spec.dst_port = o->dst_port;
+	spec.dst_ip = o->dst_ip;
+	if (o->have_src_ip) {
+		spec.src_ip = o->src_ip;
+	} else if (lr_if_addr(&c->ifc, o->family, &spec.src_ip)) {
+		return fail(LR_EXIT_USAGE, "%s has no %s address: give --src-ip", o->ifname,
+			    o->family == AF_INET6 ? "IPv6" : "IPv4");
+	}
+	memcpy(spec.src_mac, o->have_src_mac ? o->src_mac : c->ifc.mac, 6);
+	if (o->have_dst_mac) {
+		memcpy(spec.dst_mac, o->dst_mac, 6);
+		snprintf(c->mac_how, sizeof(c->mac_how), "--dst-mac");
+	} else if (lr_if_dst_mac(&c->ifc, o->family, &o->dst_ip, spec.dst_mac, c->mac_how, sizeof(c->mac_how))) {
+		return fail(LR_EXIT_USAGE, "no MAC address known for %s on %s (not in the neighbour table, no veth peer): give --dst-mac",
+			    ip_str(o->family, &o->dst_ip, ip, sizeof(ip)), o->ifname);
+	}
+	ret = lr_frame_build(&spec, &c->tmpl);
+	if (ret)
+		return fail(LR_EXIT_USAGE, "cannot build a %u-byte frame: %s", o->size, strerror(-ret));
+	return 0;
+}
+
+static int open_engine(struct send_ctx *c)
+{
+	const struct lr_send_opts *o = c->o;
+	char why[256];
+	uint64_t pps = lr_rate_pps(&o->rate, o->size);
+	unsigned int i;
+	int ret;
+
+	/* Only AF_XDP exists so far: auto means afxdp (zero-copy, else copy). */
+	c->ops = &lr_engine_afxdp;
+	ret = c->ops->probe(&c->ifc, o, why, sizeof(why));
+	if (ret)
+		return fail(LR_EXIT_USAGE, "%s", why);
+
+	c->ws = calloc(o->nworkers, sizeof(*c->ws));
+	if (!c->ws)
+		return fail(LR_EXIT_RUNTIME, "out of memory");
+	ret = lr_workers_plan(c->ws, o->nworkers, o->flows, o->count);
+	if (ret)
+		return fail(LR_EXIT_RUNTIME, "cannot plan workers: %s", strerror(-ret));
+	for (i = 0; i < o->nworkers; i++) {
+		struct lr_worker *w = &c->ws[i];
+		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+
+		w->queue = o->queues[i];
+		w->cpu = o->cpus_set ? o->cpus[i] : o->queues[i] % (unsigned int)(ncpu > 0 ? ncpu : 1);
+		w->opts = o;
+		w->ifc = &c->ifc;
+		w->tmpl = &c->tmpl;
+		w->ops = c->ops;
+		w->go = &c->go;
+		w->deadline_ns = &c->deadline_ns;
+		w->pps = pps ? pps / o->nworkers + (i < pps % o->nworkers) : 0;
+		if (pps && !w->pps)
+			w->pps = 1;
+		ret = c->ops->open(w);
+		if (ret)
+			return fail(ret == -ENOMEM ? LR_EXIT_RUNTIME : LR_EXIT_USAGE, "%s", w->errmsg);
+		c->nopen++;
+	}
+	return 0;
+}
+
+static void close_engine(struct send_ctx *c)
+{
+	unsigned int i;
+
+	for (i = 0; i < c->nopen; i++)
+		c->ops->close(&c->ws[i]);
+	if (c->ws)
+		for (i = 0; i < c->o->nworkers; i++)
+			free(c->ws[i].flow_seq);
+	free(c->ws);
+}
+
+static uint64_t load(const uint64_t *p)
+{
+	return __atomic_load_n(p, __ATOMIC_RELAXED);
+}
+
+/* Data frames the device completed: markers are queued only after all data completed. */
+static uint64_t data_done(const struct lr_worker *w)
+{
+	uint64_t done = load(&w->stats.completed), q = load(&w->stats.queued);
+
+	return done < q ? done : q;
+}
+
+static void live_line(struct send_ctx *c, uint64_t *prev, uint64_t *prev_q, uint64_t dt_ns)
+{
+	const struct lr_send_opts *o = c->o;
+	char b1[32], line[1024];
+	uint64_t tot = 0, dtot = 0;
+	unsigned int i;
+	size_t off;
+	double s = (double)dt_ns / NS;
+
+	for (i = 0; i < o->nworkers; i++) {
+		uint64_t v = data_done(&c->ws[i]);
+
+		dtot += v - prev[i];
+		tot += v;
+	}
+	off = (size_t)snprintf(line, sizeof(line), "tx %s pps  %.3f Gbit/s L2  %.3f Gbit/s L1  total %llu",
+			       lr_fmt_si((double)dtot / s, b1, sizeof(b1)), dtot * (c->tmpl.len) * 8.0 / s / 1e9,
+			       dtot * (o->size + 20) * 8.0 / s / 1e9, (unsigned long long)tot);
+	if (o->nworkers > 1) {
+		for (i = 0; i < o->nworkers && off < sizeof(line) - 64; i++) {
+			uint64_t v = data_done(&c->ws[i]);
+
+			off += (size_t)snprintf(line + off, sizeof(line) - off, "%s q%u %s", i ? "," : "  |",
+						c->ws[i].queue, lr_fmt_si((double)(v - prev[i]) / s, b1, sizeof(b1)));
+		}
+	}
+	for (i = 0; i < o->nworkers; i++)
+		prev[i] = data_done(&c->ws[i]);
+	(void)prev_q;
+	fprintf(stderr, "%s\n", line);
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	lr_stop = 1;
+}
+
+static int run(struct send_ctx *c)
+{
+	const struct lr_send_opts *o = c->o;
+	uint64_t prev[LR_MAX_WORKERS] = { 0 }, last, now;
+	struct sigaction sa = { .sa_handler = on_signal };
+	unsigned int i, done;
+	int ret;
+
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	c->have_dropped = !lr_if_stat(o->ifname, "tx_dropped", &c->tx_dropped0);
+
+	for (i = 0; i < o->nworkers; i++) {
+		ret = pthread_create(&c->ws[i].thread, NULL, lr_worker_run, &c->ws[i]);
+		if (ret) {
+			__atomic_store_n(&c->go, -1, __ATOMIC_RELEASE);
+			for (; i > 0; i--)
+				pthread_join(c->ws[i - 1].thread, NULL);
+			return fail(LR_EXIT_RUNTIME, "cannot start worker thread: %s", strerror(ret));
+		}
+		c->ws[i].started = true;
+	}
+	c->start_ns = lr_now_ns();
+	c->deadline_ns = o->duration_ns ? c->start_ns + o->duration_ns : 0;
+	__atomic_store_n(&c->go, 1, __ATOMIC_RELEASE);
+
+	last = c->start_ns;
+	for (;;) {
+		struct timespec ts = { 0, 50 * 1000000L };
+
+		nanosleep(&ts, NULL);
+		for (i = 0, done = 0; i < o->nworkers; i++)
+			done += __atomic_load_n(&c->ws[i].done, __ATOMIC_ACQUIRE);
+		if (done == o->nworkers)
+			break;
+		now = lr_now_ns();
+		if (now - last >= NS) {
+			if (!o->quiet)
+				live_line(c, prev, NULL, now - last);
+			last = now;
+		}
+	}
+	for (i = 0; i < o->nworkers; i++)
+		pthread_join(c->ws[i].thread, NULL);
+	return 0;
+}
+
+static int summary(struct send_ctx *c)
+{
+	const struct lr_send_opts *o = c->o;
+	struct json_object *root, *tx, *pq;
+	uint64_t packets = 0, queued = 0, end = 0, dropped = 0, eot = 0;
+	char b1[32], err[256];
+	double secs, pps;
+	unsigned int i;
+	int code = LR_EXIT_OK;
+	bool zc = lr_afxdp_zerocopy(&c->ws[0]);
+
+	for (i = 0; i < o->nworkers; i++) {
+		const struct lr_worker *w = &c->ws[i];
+
+		packets += data_done(w);
+		queued += w->stats.queued;
+		eot += w->stats.eot;
+		if (w->end_ns > end)
+			end = w->end_ns;
+		if (w->err) {
+			fprintf(stderr, "linerate send: worker %u: %s\n", w->index,
+				w->errmsg[0] ? w->errmsg : strerror(-w->err));
+			code = LR_EXIT_RUNTIME;
+		}
+	}
+	if (c->have_dropped && !lr_if_stat(o->ifname, "tx_dropped", &dropped))
+		dropped -= c->tx_dropped0;
+	secs = end > c->start_ns ? (double)(end - c->start_ns) / NS : 0;
+	pps = secs > 0 ? packets / secs : 0;
+
+	fprintf(stderr, "\nlinerate send: %s (%s) on %s, %u worker%s, %u-byte frames, %u flow%s, dst MAC from %s\n",
+		c->ops->name, zc ? "zero-copy" : "copy", o->ifname, o->nworkers, o->nworkers == 1 ? "" : "s", o->size,
+		o->flows, o->flows == 1 ? "" : "s", c->mac_how);
+	fprintf(stderr, "  sent      %llu frames in %.3f s (queued %llu, in flight at end %llu, device tx_dropped %llu)\n",
+		(unsigned long long)packets, secs, (unsigned long long)queued,
+		(unsigned long long)(queued - packets), (unsigned long long)dropped);
+	fprintf(stderr, "  rate      %s pps, %.3f Gbit/s L2, %.3f Gbit/s L1\n", lr_fmt_si(pps, b1, sizeof(b1)),
+		pps * c->tmpl.len * 8 / 1e9, pps * (o->size + 20) * 8 / 1e9);
+	for (i = 0; i < o->nworkers && o->nworkers > 1; i++) {
+		const struct lr_worker *w = &c->ws[i];
+		uint64_t n = data_done(w);
+
+		fprintf(stderr, "  queue %-3u cpu %-3u %llu frames, %s pps\n", w->queue, w->cpu, (unsigned long long)n,
+			lr_fmt_si(secs > 0 ? n / secs : 0, b1, sizeof(b1)));
+	}
+	if (!o->json[0])
+		return code;
+
+	root = json_object_new_object();
+	json_object_object_add(root, "command", json_object_new_string("send"));
+	json_object_object_add(root, "engine", json_object_new_string(c->ops->name));
+	json_object_object_add(root, "mode", json_object_new_string(zc ? "zerocopy" : "copy"));
+	json_object_object_add(root, "interface", json_object_new_string(o->ifname));
+	json_object_object_add(root, "duration_s", json_object_new_double(secs));
+	json_object_object_add(root, "frame_size", json_object_new_int((int)o->size));
+	json_object_object_add(root, "flows", json_object_new_int((int)o->flows));
+	tx = json_object_new_object();
+	json_object_object_add(tx, "packets", json_object_new_uint64(packets));
+	json_object_object_add(tx, "queued", json_object_new_uint64(queued));
+	json_object_object_add(tx, "bytes", json_object_new_uint64(packets * c->tmpl.len));
+	json_object_object_add(tx, "pps", json_object_new_double(pps));
+	json_object_object_add(tx, "bps_l2", json_object_new_double(pps * c->tmpl.len * 8));
+	json_object_object_add(tx, "bps_l1", json_object_new_double(pps * (o->size + 20) * 8));
+	json_object_object_add(tx, "device_tx_dropped", json_object_new_uint64(dropped));
+	json_object_object_add(tx, "eot_markers", json_object_new_uint64(eot));
+	pq = json_object_new_array();
+	for (i = 0; i < o->nworkers; i++) {
+		const struct lr_worker *w = &c->ws[i];
+		struct json_object *q = json_object_new_object();
+		uint64_t n = data_done(w);
+
+		json_object_object_add(q, "queue", json_object_new_int((int)w->queue));
+		json_object_object_add(q, "cpu", json_object_new_int((int)w->cpu));
+		json_object_object_add(q, "packets", json_object_new_uint64(n));
+		json_object_object_add(q, "pps", json_object_new_double(secs > 0 ? n / secs : 0));
+		json_object_object_add(q, "ring_full", json_object_new_uint64(w->stats.ring_full));
+		json_object_object_add(q, "kicks", json_object_new_uint64(w->stats.kicks));
+		json_object_array_add(pq, q);
+	}
+	json_object_object_add(tx, "per_queue", pq);
+	json_object_object_add(root, "tx", tx);
+	if (lr_json_write(root, o->json, err, sizeof(err))) {
+		fprintf(stderr, "linerate send: %s\n", err);
+		code = LR_EXIT_RUNTIME;
+	}
+	json_object_put(root);
+	return code;
+}
+
+int lr_cmd_send(const struct lr_send_opts *o)
+{
+	struct send_ctx c = { .o = o };
+	char err[256];
+	int ret;
+
+	lr_log_set_level(o->verbose);
+	lr_log_hook_libs();
+	if (o->json[0] && lr_json_check_path(o->json, err, sizeof(err)))
+		return fail(LR_EXIT_USAGE, "%s", err + strlen("--json: "));
+	if (o->netns[0] && lr_netns_enter(o->netns, err, sizeof(err)))
+		return fail(LR_EXIT_USAGE, "%s", err);
+	ret = prepare(&c);
+	if (ret)
+		return ret;
+	ret = open_engine(&c);
+	if (!ret)
+		ret = run(&c);
+	if (!ret)
+		ret = summary(&c);
+	close_engine(&c);
+	return ret;
+}

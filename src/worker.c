@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: MIT */
+/* Pinned TX worker threads: pacing, batching, the drain and the end-of-test markers. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "linerate/engine.h"
+#include "linerate/log.h"
+#include "linerate/rate.h"
+
+#define NS 1000000000ULL
+#define DRAIN_TIMEOUT_NS (2 * NS)
+#define EOT_GAP_NS (2 * 1000000ULL)	/* between repeats of the markers */
+
+int lr_workers_plan(struct lr_worker *ws, unsigned int n, unsigned int flows, uint64_t count)
+{
+	unsigned int i;
+
+	if (!n || flows < n)
+		return -EINVAL;
+	for (i = 0; i < n; i++) {
+		struct lr_worker *w = &ws[i];
+
+		/* flow f belongs to worker f % n: each sequence has one writer and one queue */
+		w->index = i;
+		w->flow_first = i;
+		w->flow_stride = n;
+		w->nflows = (flows - i + n - 1) / n;
+		w->flows_total = flows;
+		w->flow_cur = 0;
+		w->flow_seq = calloc(w->nflows, sizeof(*w->flow_seq));
+		if (!w->flow_seq)
+			return -ENOMEM;
+		w->limit = count ? count / n + (i < count % n) : 0;
+	}
+	return 0;
+}
+
+static void sleep_ns(uint64_t ns)
+{
+	struct timespec ts = { .tv_sec = (time_t)(ns / NS), .tv_nsec = (long)(ns % NS) };
+
+	clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, NULL);
+}
+
+/* Waits until every queued frame is completed or the timeout passes; returns frames still out. */
+static int drain(struct lr_worker *w, uint64_t timeout_ns)
+{
+	uint64_t end = lr_now_ns() + timeout_ns;
+	int left;
+
+	for (;;) {
+		left = w->ops->drain(w);
+		if (left <= 0 || lr_now_ns() >= end)
+			return left;
+		sleep_ns(20000);
+	}
+}
+
+static int send_markers(struct lr_worker *w)
+{
+	unsigned int r;
+	int n;
+
+	w->eot_phase = true;
+	for (r = 0; r < w->opts->eot_repeat; r++) {
+		unsigned int left = w->nflows;
+		uint64_t end = lr_now_ns() + DRAIN_TIMEOUT_NS;
+
+		w->flow_cur = 0;
+		while (left && lr_now_ns() < end) {
+			n = w->ops->tx(w, left);
+			if (n < 0)
+				return n;
+			left -= (unsigned int)n;
+			if (!n)
+				sleep_ns(20000);
+		}
+		drain(w, DRAIN_TIMEOUT_NS);
+		sleep_ns(EOT_GAP_NS);
+	}
+	return 0;
+}
+
+static int send_data(struct lr_worker *w)
+{
+	const unsigned int batch = w->opts->batch;
+	struct lr_pacer pacer;
+	uint64_t now, want, allow;
+	int n;
+
+	now = lr_now_ns();
+	lr_pacer_init(&pacer, w->pps, batch, now);
+	for (;;) {
+		if (lr_stop)
+			break;
+		now = lr_now_ns();
+		if (*w->deadline_ns && now >= *w->deadline_ns)
+			break;
+		want = batch;
+		if (w->limit) {
+			uint64_t left = w->limit - w->stats.queued;
+
+			if (!left)
+				break;
+			if (left < want)
+				want = left;
+		}
+		allow = lr_pacer_allow(&pacer, now, want);
+		if (!allow) {
+			uint64_t wait = lr_pacer_wait_ns(&pacer, now);
+
+			n = w->ops->drain(w);
+			if (n < 0)
+				return n;
+			/* sleep through long waits, spin through short ones (timer slack is ~50 us) */
+			if (wait > 60000)
+				sleep_ns(wait - 50000 < 1000000 ? wait - 50000 : 1000000);
+			continue;
+		}
+		/* one timestamp per batch: the batch is queued to the kernel as one */
+		w->stamp_ns = now;
+		n = w->ops->tx(w, (unsigned int)allow);
+		if (n < 0)
+			return n;
+		lr_pacer_consume(&pacer, (uint64_t)n);
+	}
+	return 0;
+}
+
+void *lr_worker_run(void *arg)
+{
+	struct lr_worker *w = arg;
+	cpu_set_t set;
+	int err, left;
+
+	CPU_ZERO(&set);
+	CPU_SET(w->cpu, &set);
+	err = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	if (err) {
+		w->err = -err;
+		snprintf(w->errmsg, sizeof(w->errmsg), "cannot pin worker %u to CPU %u: %s", w->index, w->cpu,
+			 strerror(err));
+		__atomic_store_n(&w->done, true, __ATOMIC_RELEASE);
+		return NULL;
+	}
+	while (!__atomic_load_n(w->go, __ATOMIC_ACQUIRE))
+		sched_yield();
+	if (__atomic_load_n(w->go, __ATOMIC_ACQUIRE) < 0)
+		goto out;
+
+	err = send_data(w);
+	if (!err) {
+		left = drain(w, DRAIN_TIMEOUT_NS);
+		if (left < 0)
+			err = left;
+		else if (left > 0)
+			pr_warn("worker %u: %d frames still not completed by the device after 2 s\n", w->index, left);
+	}
+	w->end_ns = lr_now_ns();
+	/* markers even after an error or a signal: they settle the receiver's loss */
+	if (!err || err == -ENOBUFS)
+		err = send_markers(w);
+	w->err = err;
+out:
+	__atomic_store_n(&w->done, true, __ATOMIC_RELEASE);
+	return NULL;
+}

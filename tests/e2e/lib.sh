@@ -1,0 +1,405 @@
+# SPDX-License-Identifier: MIT
+# Shared helpers for the end-to-end tests: gates, namespaces, bounded processes, cleanup, checks.
+#
+# Source it right after `set -euo pipefail`, then call lr_init. A test only ever touches
+# namespaces it made with lr_netns_add (named lr-<test>-<name>-<pid>), veth pairs created
+# directly inside them (never in the root namespace), addresses from 198.18.0.0/15, and
+# processes it started with lr_spawn. lr_init installs the EXIT trap that ends those
+# processes by PID and deletes those namespaces, whatever way the test ends.
+
+LR_E2E_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+LR_REPO=$(cd "$LR_E2E_DIR/../.." && pwd)
+LINERATE=${LINERATE:-$LR_REPO/build/linerate}
+LR_TEST=$(basename "$0" .sh)
+LR_TEST=${LR_TEST#test_}
+LR_NAMESPACES=()
+LR_PIDS=()
+LR_FAILS=0
+LR_CHECKS=0
+LR_TMP=
+LR_NS=
+LR_LAST_PID=
+
+lr_log()
+{
+	printf '[%s] %s\n' "$LR_TEST" "$*"
+}
+
+# Exit 77 (skip), or fail when CI demands that every e2e test runs.
+lr_skip()
+{
+	if [[ ${LINERATE_REQUIRE_E2E:-0} == 1 ]]; then
+		printf '[%s] FAIL: cannot run: %s (LINERATE_REQUIRE_E2E=1 makes this a failure)\n' \
+			"$LR_TEST" "$*" >&2
+		exit 1
+	fi
+	printf '[%s] SKIP: %s\n' "$LR_TEST" "$*"
+	exit 77
+}
+
+# Setup problems that are neither "not root" nor "old kernel" are failures, never skips.
+lr_die()
+{
+	printf '[%s] FAIL: %s\n' "$LR_TEST" "$*" >&2
+	exit 1
+}
+
+lr_require_root()
+{
+	[[ $(id -u) == 0 ]] || lr_skip "needs root (network namespaces, XDP, AF_XDP)"
+}
+
+lr_kernel_lacks()
+{
+	lr_skip "kernel lacks $*"
+}
+
+lr_require_cmds()
+{
+	local c
+
+	for c in "$@"; do
+		command -v "$c" >/dev/null 2>&1 || lr_die "missing tool '$c' (install it; this is not a skip)"
+	done
+}
+
+lr_cleanup()
+{
+	local rc=$? pid ns i
+
+	set +e
+	trap - EXIT INT TERM
+	for pid in "${LR_PIDS[@]}"; do
+		# Only our own children: a reaped PID may have been reused by now.
+		[[ $(ps -o ppid= -p "$pid" 2>/dev/null | tr -d ' ') == "$$" ]] || continue
+		kill -TERM "$pid" 2>/dev/null
+	done
+	for pid in "${LR_PIDS[@]}"; do
+		for ((i = 0; i < 30; i++)); do
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		if [[ $(ps -o ppid= -p "$pid" 2>/dev/null | tr -d ' ') == "$$" ]]; then
+			lr_log "cleanup: PID $pid ignored SIGTERM for 3 s, sending SIGKILL"
+			kill -KILL "$pid" 2>/dev/null
+		fi
+		wait "$pid" 2>/dev/null
+	done
+	for ns in "${LR_NAMESPACES[@]}"; do
+		ip netns del "$ns" 2>/dev/null
+	done
+	[[ -n $LR_TMP && -d $LR_TMP ]] && rm -rf "$LR_TMP"
+	exit "$rc"
+}
+
+# Gates, temp dir and the cleanup trap. Every test calls it first.
+lr_init()
+{
+	lr_require_root
+	lr_require_cmds ip jq timeout ps awk
+	[[ -x $LINERATE ]] || lr_die "no linerate binary at '$LINERATE' (build it, or set LINERATE)"
+	ip netns list >/dev/null 2>&1 || lr_kernel_lacks "network namespaces"
+	LR_TMP=$(mktemp -d "/tmp/lr-e2e-$LR_TEST.XXXXXX")
+	trap lr_cleanup EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
+	lr_log "binary: $LINERATE"
+}
+
+# lr_netns_add VAR SHORT: make namespace lr-<test>-<SHORT>-<pid>, store its name in VAR.
+# IPv6 is turned off inside so that no router solicitation or MLD report lands in the counts.
+lr_netns_add()
+{
+	local var=$1 ns="lr-$LR_TEST-$2-$$"
+
+	LR_NAMESPACES+=("$ns")	# registered before creation: a half-made one is removed too
+	ip netns add "$ns" || lr_kernel_lacks "network namespaces (ip netns add failed)"
+	ip -n "$ns" link set lo up
+	ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 2>/dev/null || true
+	ip netns exec "$ns" sysctl -qw net.ipv6.conf.default.disable_ipv6=1 2>/dev/null || true
+	printf -v "$var" '%s' "$ns"
+}
+
+# lr_veth NS1 IF1 NS2 IF2 [link options for both ends, e.g. numtxqueues 2 numrxqueues 2]
+# The pair is created inside NS1 with its peer placed in NS2: it never exists in the root namespace.
+lr_veth()
+{
+	local ns1=$1 if1=$2 ns2=$3 if2=$4
+
+	shift 4
+	ip -n "$ns1" link add "$if1" "$@" type veth peer name "$if2" netns "$ns2" "$@" ||
+		lr_kernel_lacks "veth"
+}
+
+# lr_addr NS IF CIDR: assign the address and bring the link up.
+lr_addr()
+{
+	ip -n "$1" addr add "$3" dev "$2"
+	ip -n "$1" link set "$2" up
+}
+
+lr_mac()
+{
+	ip -n "$1" -j link show dev "$2" | jq -r '.[0].address'
+}
+
+lr_rx_packets()
+{
+	ip -n "$1" -s -j link show dev "$2" | jq -r '.[0].stats64.rx.packets'
+}
+
+# True when any XDP program is attached to IF in NS (or to any interface when IF is empty).
+lr_xdp_attached()
+{
+	local out
+
+	out=$(ip -n "$1" -d link show ${2:+dev "$2"} 2>/dev/null) || return 1
+	grep -Eq 'prog/xdp|[[:space:]]xdp(generic|drv|offload|multi)?[[:space:]/]' <<<"$out"
+}
+
+# lr_spawn NAME CMD...: start CMD in the background, stdout/stderr in $LR_TMP/NAME.{out,err}.
+# Must not run in a subshell: the PID goes into LR_PIDS (for the trap) and LR_LAST_PID.
+lr_spawn()
+{
+	local name=$1
+
+	shift
+	"$@" >"$LR_TMP/$name.out" 2>"$LR_TMP/$name.err" &
+	LR_LAST_PID=$!
+	LR_PIDS+=("$LR_LAST_PID")
+}
+
+# lr_wait_pid PID TIMEOUT_S: wait for a child; returns its exit code, or 124 after SIGKILL on timeout.
+lr_wait_pid()
+{
+	local pid=$1 deadline rc=0
+
+	deadline=$(($(date +%s%N) + ${2} * 1000000000))
+	while kill -0 "$pid" 2>/dev/null; do
+		if (($(date +%s%N) > deadline)); then
+			lr_log "PID $pid still running after ${2}s, sending SIGKILL"
+			kill -KILL "$pid" 2>/dev/null
+			wait "$pid" 2>/dev/null
+			return 124
+		fi
+		sleep 0.05
+	done
+	wait "$pid" || rc=$?
+	return "$rc"
+}
+
+# lr_wait_for_file PATH TIMEOUT_S [PID]: poll for PATH; give up early if PID dies.
+lr_wait_for_file()
+{
+	local path=$1 pid=${3:-} deadline
+
+	deadline=$(($(date +%s%N) + ${2} * 1000000000))
+	until [[ -e $path ]]; do
+		if [[ -n $pid ]] && ! kill -0 "$pid" 2>/dev/null; then
+			lr_log "PID $pid exited before $path appeared"
+			return 1
+		fi
+		(($(date +%s%N) > deadline)) && {
+			lr_log "$path did not appear within ${2}s"
+			return 1
+		}
+		sleep 0.05
+	done
+}
+
+# lr_jget FILE EXPR: value of a jq expression, "missing" when absent or null.
+lr_jget()
+{
+	local v
+
+	v=$(jq -r "$2 // \"missing\"" "$1" 2>/dev/null) || v=missing
+	[[ -n $v ]] || v=missing
+	printf '%s\n' "$v"
+}
+
+# lr_jvalid FILE: PASS/FAIL on "FILE holds one JSON object".
+lr_jvalid()
+{
+	if [[ -s $1 ]] && jq -e 'type == "object"' "$1" >/dev/null 2>&1; then
+		lr_pass "$(basename "$1") is a JSON object"
+	else
+		lr_fail "$(basename "$1") is a JSON object" "$(head -c 300 "$1" 2>/dev/null || echo '<no file>')"
+	fi
+}
+
+lr_pass()
+{
+	LR_CHECKS=$((LR_CHECKS + 1))
+	printf '[%s] PASS: %s\n' "$LR_TEST" "$1"
+}
+
+lr_fail()
+{
+	LR_CHECKS=$((LR_CHECKS + 1))
+	LR_FAILS=$((LR_FAILS + 1))
+	printf '[%s] FAIL: %s: got %s\n' "$LR_TEST" "$1" "$2"
+}
+
+lr_is_num()
+{
+	[[ $1 =~ ^-?[0-9]+([.][0-9]+)?([eE][-+]?[0-9]+)?$ ]]
+}
+
+# lr_check DESC GOT OP WANT: numeric comparison (OP: == != > >= < <=), or string equality for ==/!=.
+lr_check()
+{
+	local desc=$1 got=$2 op=$3 want=$4 ok
+
+	if lr_is_num "$got" && lr_is_num "$want"; then
+		ok=$(awk -v a="$got" -v b="$want" -v op="$op" 'BEGIN {
+			a += 0; b += 0; r = 0
+			if (op == "==") r = a == b; else if (op == "!=") r = a != b
+			else if (op == ">") r = a > b; else if (op == ">=") r = a >= b
+			else if (op == "<") r = a < b; else if (op == "<=") r = a <= b
+			print r }')
+	elif [[ $op == "==" ]]; then
+		[[ $got == "$want" ]] && ok=1 || ok=0
+	elif [[ $op == "!=" ]]; then
+		[[ $got != "$want" ]] && ok=1 || ok=0
+	else
+		ok=0
+	fi
+	if [[ $ok == 1 ]]; then
+		lr_pass "$desc: $got $op $want"
+	else
+		lr_fail "$desc (want $op $want)" "$got"
+	fi
+}
+
+# lr_check_cmd DESC CMD...: PASS when CMD succeeds.
+lr_check_cmd()
+{
+	local desc=$1
+
+	shift
+	if "$@"; then
+		lr_pass "$desc"
+	else
+		lr_fail "$desc" "command failed: $*"
+	fi
+}
+
+lr_show_file()
+{
+	[[ -s $1 ]] || return 0
+	printf '[%s] --- %s ---\n' "$LR_TEST" "$(basename "$1")"
+	head -c 4000 "$1"
+	printf '\n'
+}
+
+lr_finish()
+{
+	if ((LR_FAILS > 0)); then
+		printf '[%s] RESULT: FAIL (%d of %d checks failed)\n' "$LR_TEST" "$LR_FAILS" "$LR_CHECKS"
+		exit 1
+	fi
+	printf '[%s] RESULT: PASS (%d checks)\n' "$LR_TEST" "$LR_CHECKS"
+	exit 0
+}
+
+# ---------------------------------------------------------------------------------------------
+# The send/recv exchange shared by the veth tests.
+
+# lr_pair_topology: namespaces SND and RCV joined by snd0 <-> rcv0, 198.18.0.1/30 and .2/30.
+# Extra arguments are link options for both veth ends.
+lr_pair_topology()
+{
+	lr_netns_add SND snd
+	lr_netns_add RCV rcv
+	lr_veth "$SND" snd0 "$RCV" rcv0 "$@"
+	lr_addr "$SND" snd0 198.18.0.1/30
+	lr_addr "$RCV" rcv0 198.18.0.2/30
+}
+
+# lr_exchange NS_SND IF_SND NS_RCV IF_RCV DST_IP COUNT [extra send args...]
+# Runs `recv --once` in NS_RCV, pings DST_IP three times (known foreign traffic), runs `send`,
+# waits for recv. Leaves recv.json, send.json, the processes' outputs, RX_DELTA (veth rx_packets
+# delta on IF_RCV), SEND_RC, RECV_RC and PING_OK. Set LR_USE_NETNS_OPT=1 to have linerate enter
+# the namespaces itself (--netns) instead of running under `ip netns exec`.
+lr_exchange()
+{
+	local nss=$1 ifs=$2 nsr=$3 ifr=$4 dst=$5 count=$6 before after pid
+	local -a rpre spre
+
+	shift 6
+	if [[ ${LR_USE_NETNS_OPT:-0} == 1 ]]; then
+		rpre=("$LINERATE" recv --netns "$nsr")
+		spre=("$LINERATE" send --netns "$nss")
+	else
+		rpre=(ip netns exec "$nsr" "$LINERATE" recv)
+		spre=(ip netns exec "$nss" "$LINERATE" send)
+	fi
+	rm -f "$LR_TMP/ready" "$LR_TMP/recv.json" "$LR_TMP/send.json"
+	before=$(lr_rx_packets "$nsr" "$ifr")
+	lr_log "run: ${rpre[*]} -i $ifr --once --duration 30 --json recv.json --ready-file ready"
+	lr_spawn recv timeout -k 5 45 "${rpre[@]}" -i "$ifr" --once --duration 30 \
+		--json "$LR_TMP/recv.json" --ready-file "$LR_TMP/ready"
+	pid=$LR_LAST_PID
+	if ! lr_wait_for_file "$LR_TMP/ready" 15 "$pid"; then
+		lr_show_file "$LR_TMP/recv.out"
+		lr_show_file "$LR_TMP/recv.err"
+		lr_die "recv never became ready"
+	fi
+	lr_check_cmd "an XDP program is attached to $ifr once the ready file exists" lr_xdp_attached "$nsr" "$ifr"
+	PING_OK=0
+	ip netns exec "$nss" ping -q -c 3 -i 0.2 -W 2 "$dst" >/dev/null 2>&1 && PING_OK=1
+	lr_log "run: ${spre[*]} -i $ifs --dst-ip $dst --count $count $* --json send.json"
+	SEND_RC=0
+	timeout -k 5 60 "${spre[@]}" -i "$ifs" --dst-ip "$dst" --count "$count" "$@" \
+		--json "$LR_TMP/send.json" >"$LR_TMP/send.out" 2>"$LR_TMP/send.err" || SEND_RC=$?
+	RECV_RC=0
+	lr_wait_pid "$pid" 40 || RECV_RC=$?
+	after=$(lr_rx_packets "$nsr" "$ifr")
+	RX_DELTA=$((after - before))
+	lr_show_file "$LR_TMP/send.out"
+	lr_show_file "$LR_TMP/send.err"
+	lr_show_file "$LR_TMP/recv.out"
+	lr_show_file "$LR_TMP/recv.err"
+}
+
+# lr_check_exact COUNT FLOWS: the checks every loss-free exchange must pass.
+lr_check_exact()
+{
+	local count=$1 flows=$2 r=$LR_TMP/recv.json s=$LR_TMP/send.json
+	local rxp foreign rest
+
+	lr_check "send exit code" "$SEND_RC" == 0
+	lr_check "recv --once exit code" "$RECV_RC" == 0
+	lr_jvalid "$s"
+	lr_jvalid "$r"
+	lr_check "send JSON command" "$(lr_jget "$s" .command)" == send
+	lr_check "send JSON engine" "$(lr_jget "$s" .engine)" == afxdp
+	lr_check "send JSON frame_size" "$(lr_jget "$s" .frame_size)" == 64
+	lr_check "send JSON flows" "$(lr_jget "$s" .flows)" == "$flows"
+	lr_check "tx.packets (frames the device completed)" "$(lr_jget "$s" .tx.packets)" == "$count"
+	lr_check "recv JSON command" "$(lr_jget "$r" .command)" == recv
+	lr_check "recv JSON engine" "$(lr_jget "$r" .engine)" == xdp
+	rxp=$(lr_jget "$r" .rx.packets)
+	lr_check "rx.packets" "$rxp" == "$count"
+	lr_check "rx.lost" "$(lr_jget "$r" .rx.lost)" == 0
+	lr_check "rx.duplicates" "$(lr_jget "$r" .rx.duplicates)" == 0
+	lr_check "rx.reordered" "$(lr_jget "$r" .rx.reordered)" == 0
+	lr_check "rx.sent (from end-of-test markers)" "$(lr_jget "$r" .rx.sent)" == "$count"
+	lr_check "rx.tail_settled" "$(jq -r '.rx.tail_settled' "$r" 2>/dev/null)" == true
+	lr_check "rx.flows" "$(lr_jget "$r" .rx.flows)" == "$flows"
+	lr_check "latency_ns.p50" "$(lr_jget "$r" .latency_ns.p50)" ">" 0
+	lr_check "latency_ns.min <= p50 <= max" \
+		"$(jq -r '(.latency_ns.min <= .latency_ns.p50 and .latency_ns.p50 <= .latency_ns.max)' "$r" 2>/dev/null)" \
+		== true
+	lr_check "receiving veth rx_packets delta >= rx.packets" "$RX_DELTA" ">=" "$rxp"
+	# Known foreign traffic: 3 ICMP echo requests (+ a few ARP frames) sent while recv was attached.
+	lr_check "ping through the attached XDP program (foreign frames reach the stack)" "$PING_OK" == 1
+	foreign=$(lr_jget "$r" .rx.foreign)
+	lr_check "rx.foreign counts the 3 pings" "$foreign" ">=" 3
+	lr_check "rx.foreign counts only non-test traffic (3 pings + ARP)" "$foreign" "<=" 10
+	if lr_is_num "$rxp" && lr_is_num "$foreign"; then
+		rest=$((RX_DELTA - rxp - foreign))
+		lr_log "info: veth delta $RX_DELTA = rx.packets $rxp + foreign $foreign + $rest other (end-of-test markers)"
+		lr_check "veth delta - rx.packets - foreign (end-of-test markers) >= flows" "$rest" ">=" "$flows"
+	fi
+}

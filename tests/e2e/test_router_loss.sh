@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Deterministic loss: a router drops every 50th test data frame; recv must count exactly those.
+#
+#   ns ...-snd-PID          ns ...-rtr-PID (ip_forward=1)              ns ...-rcv-PID
+#   +----------------+      +-----------------------------------+      +----------------+
+#   | linerate send  |      | nft forward: udp dport 7447,      |      | linerate recv  |
+#   |  --flows 4     |      |  probe magic 0x4c52 (data only):  |      |  --once        |
+#   |                |      |  numgen inc mod 50 == 0 drop      |      |                |
+#   | s0 198.18.0.1  |<---->| r0 198.18.0.2      r1 198.18.0.5  |<---->| c0 198.18.0.6  |
+#   +----------------+ veth +-----------------------------------+ veth +----------------+
+#   snd: 198.18.0.4/30 via 198.18.0.2     rcv: 198.18.0.0/30 via 198.18.0.5
+#   End-of-test markers (magic 0x4c45) are never dropped, so the tail is always settled.
+#
+# Checks:
+#   - send --count 10000 --flows 4 --rate 20kpps to 198.18.0.6 exits 0, tx.packets == 10000
+#     (default dst MAC = the veth peer, i.e. the router's r0)
+#   - the router forwarded all 10000 data frames (nft counter before the drop rule)
+#   - nft drop counter == 200 == ceil(10000/50)
+#   - rx.lost == 200 == nft drop counter; tx.packets - rx.packets == rx.lost
+#   - rx.reordered == 0, rx.duplicates == 0, rx.sent == 10000, rx.tail_settled true, flows 4
+#   - at least one end-of-test marker per flow crossed the router
+set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+COUNT=10000
+FLOWS=4
+EVERY=50
+lr_init
+lr_require_cmds nft
+lr_netns_add SND snd
+lr_netns_add RTR rtr
+lr_netns_add RCV rcv
+lr_veth "$SND" s0 "$RTR" r0
+lr_veth "$RTR" r1 "$RCV" c0
+lr_addr "$SND" s0 198.18.0.1/30
+lr_addr "$RTR" r0 198.18.0.2/30
+lr_addr "$RTR" r1 198.18.0.5/30
+lr_addr "$RCV" c0 198.18.0.6/30
+ip -n "$SND" route add 198.18.0.4/30 via 198.18.0.2
+ip -n "$RCV" route add 198.18.0.0/30 via 198.18.0.5
+ip netns exec "$RTR" sysctl -qw net.ipv4.ip_forward=1
+# A static neighbour: no frame may wait (or be dropped) in the router's ARP queue.
+ip -n "$RTR" neigh replace 198.18.0.6 lladdr "$(lr_mac "$RCV" c0)" dev r1 nud permanent
+
+ip netns exec "$RTR" nft add table ip lrprobe 2>/dev/null || lr_kernel_lacks "nftables"
+ip netns exec "$RTR" nft delete table ip lrprobe
+ip netns exec "$RTR" nft -f - <<NFT || lr_die "loading the nftables ruleset failed (see above)"
+table ip lrloss {
+	counter lr_data { }
+	counter lr_eot { }
+	counter lr_drop { }
+	chain fwd {
+		type filter hook forward priority filter; policy accept;
+		udp dport 7447 @th,64,16 0x4c45 counter name "lr_eot"
+		udp dport 7447 @th,64,16 0x4c52 counter name "lr_data"
+		udp dport 7447 @th,64,16 0x4c52 numgen inc mod $EVERY == 0 counter name "lr_drop" drop
+	}
+}
+NFT
+
+nft_count()
+{
+	ip netns exec "$RTR" nft -j list counter ip lrloss "$1" |
+		jq -r '[.nftables[] | select(.counter) | .counter.packets][0] // "missing"'
+}
+
+lr_exchange "$SND" s0 "$RCV" c0 198.18.0.6 "$COUNT" --flows "$FLOWS" --rate 20kpps
+
+S=$LR_TMP/send.json
+R=$LR_TMP/recv.json
+WANT=$(((COUNT + EVERY - 1) / EVERY))
+DROPPED=$(nft_count lr_drop)
+lr_log "nft counters: data $(nft_count lr_data), dropped $DROPPED, eot $(nft_count lr_eot)"
+lr_log "router r0 stats: $(ip -n "$RTR" -s -j link show dev r0 | jq -c '.[0].stats64.rx')"
+lr_check "send exit code" "$SEND_RC" == 0
+lr_check "recv --once exit code" "$RECV_RC" == 0
+lr_jvalid "$S"
+lr_jvalid "$R"
+TXP=$(lr_jget "$S" .tx.packets)
+RXP=$(lr_jget "$R" .rx.packets)
+LOST=$(lr_jget "$R" .rx.lost)
+lr_check "tx.packets" "$TXP" == "$COUNT"
+lr_check "data frames forwarded to the drop rule (nft counter)" "$(nft_count lr_data)" == "$COUNT"
+lr_check "nft drop counter == ceil($COUNT/$EVERY)" "$DROPPED" == "$WANT"
+lr_check "rx.lost == nft drop counter" "$LOST" == "$DROPPED"
+lr_check "rx.packets" "$RXP" == $((COUNT - WANT))
+if lr_is_num "$TXP" && lr_is_num "$RXP"; then
+	lr_check "tx.packets - rx.packets == rx.lost" $((TXP - RXP)) == "$LOST"
+fi
+lr_check "rx.reordered" "$(lr_jget "$R" .rx.reordered)" == 0
+lr_check "rx.duplicates" "$(lr_jget "$R" .rx.duplicates)" == 0
+lr_check "rx.sent (from end-of-test markers)" "$(lr_jget "$R" .rx.sent)" == "$COUNT"
+lr_check "rx.tail_settled" "$(jq -r '.rx.tail_settled' "$R" 2>/dev/null)" == true
+lr_check "rx.flows" "$(lr_jget "$R" .rx.flows)" == "$FLOWS"
+lr_check "end-of-test markers forwarded (nft counter) >= flows" "$(nft_count lr_eot)" ">=" "$FLOWS"
+lr_finish

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# recv detaches its XDP program however it ends: SIGINT (clean summary) or SIGKILL (bpf_link).
+#
+#   ns lr-signals-a-PID                   ns lr-signals-b-PID
+#   +-------------------------+          +------------------------------+
+#   |   a0 198.18.0.1/30      |<-veth--->|   b0 198.18.0.2/30           |
+#   +-------------------------+          |   linerate recv --duration 60|
+#                                        +------------------------------+
+#
+# Checks (no traffic is sent):
+#   1. recv --duration 60 --ready-file: ready file appears, `ip -d link show b0` shows XDP
+#   2. SIGINT: recv exits within 10 s with code 0 and prints a summary on stdout;
+#      no XDP program remains on b0
+#   3. recv again; SIGKILL: no XDP program remains on b0 (the bpf_link died with the process,
+#      allowed 2 s to settle)
+#   4. (same for SIGTERM as for SIGINT: exit 0, summary, detached)
+set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+lr_init
+lr_netns_add NA a
+lr_netns_add NB b
+lr_veth "$NA" a0 "$NB" b0
+lr_addr "$NA" a0 198.18.0.1/30
+lr_addr "$NB" b0 198.18.0.2/30
+
+# start_recv TAG: recv under `ip netns exec` (it execs, so the PID is linerate's own).
+start_recv()
+{
+	rm -f "$LR_TMP/ready.$1"
+	lr_spawn "recv.$1" ip netns exec "$NB" "$LINERATE" recv -i b0 --duration 60 \
+		--ready-file "$LR_TMP/ready.$1"
+	RPID=$LR_LAST_PID
+	if ! lr_wait_for_file "$LR_TMP/ready.$1" 15 "$RPID"; then
+		lr_show_file "$LR_TMP/recv.$1.err"
+		lr_die "recv ($1) never became ready"
+	fi
+	lr_check_cmd "[$1] XDP program attached to b0 once ready" lr_xdp_attached "$NB" b0
+	lr_log "[$1] $(ip -n "$NB" -d link show dev b0 | grep -E 'xdp' | head -2 | tr -s ' ' | tr '\n' '|')"
+}
+
+# detached_within TAG SECONDS
+detached_within()
+{
+	local i
+
+	for ((i = 0; i < $2 * 20; i++)); do
+		lr_xdp_attached "$NB" b0 || return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+for sig in INT TERM; do
+	start_recv "$sig"
+	kill "-$sig" "$RPID"
+	rc=0
+	lr_wait_pid "$RPID" 10 || rc=$?
+	lr_check "[$sig] recv exit code" "$rc" == 0
+	lr_show_file "$LR_TMP/recv.$sig.out"
+	lr_show_file "$LR_TMP/recv.$sig.err"
+	lr_check "[$sig] summary lines on stdout" "$(awk 'END { print NR }' "$LR_TMP/recv.$sig.out")" ">" 0
+	lr_check_cmd "[$sig] no XDP program left on b0" eval '! lr_xdp_attached "$NB" b0'
+done
+
+start_recv KILL
+kill -KILL "$RPID"
+rc=0
+lr_wait_pid "$RPID" 10 || rc=$?
+lr_check "[KILL] recv exit status (128+9)" "$rc" == 137
+lr_check_cmd "[KILL] no XDP program left on b0 (within 2 s)" detached_within KILL 2
+lr_finish

@@ -1,0 +1,472 @@
+/* SPDX-License-Identifier: MIT */
+/* Unit tests for per-flow sequence accounting (gaps, late, duplicates, 48-bit wrap) and latency buckets. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "linerate/flow.h"
+
+#define WRAP (1ULL << 48)
+
+static int feed(struct lr_flow_state *st, uint64_t seq)
+{
+	return lr_flow_update(st, seq, 100);
+}
+
+static void feed_range(struct lr_flow_state *st, uint64_t from, uint64_t to)
+{
+	for (uint64_t s = from; s <= to; s++)
+		assert_int_equal(feed(st, s), LR_FLOW_IN_ORDER);
+}
+
+static void check_counts(const struct lr_flow_state *st, uint64_t gaps, uint64_t late, uint64_t dups)
+{
+	assert_true(st->gaps == gaps);
+	assert_true(st->late == late);
+	assert_true(st->dups == dups);
+	assert_true(lr_flow_lost(st) == (int64_t)gaps - (int64_t)late);
+}
+
+static uint64_t rnd(uint64_t *s)
+{
+	*s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
+	return *s >> 33;
+}
+
+static void test_flow_in_order(void **state)
+{
+	struct lr_flow_state st;
+	uint64_t bytes = 0;
+
+	(void)state;
+	memset(&st, 0, sizeof(st));
+	for (uint64_t s = 0; s < 1000; s++) {
+		assert_int_equal(lr_flow_update(&st, s, 60 + (uint32_t)s), LR_FLOW_IN_ORDER);
+		bytes += 60 + s;
+	}
+	check_counts(&st, 0, 0, 0);
+	assert_true(st.packets == 1000);
+	assert_true(st.bytes == bytes);
+	assert_true(st.next == 1000);
+}
+
+static void test_flow_first_frame_nonzero(void **state)
+{
+	struct lr_flow_state st;
+
+	(void)state;
+	memset(&st, 0, sizeof(st));
+	assert_int_equal(feed(&st, 5), LR_FLOW_GAP);
+	check_counts(&st, 5, 0, 0);
+	assert_int_equal(feed(&st, 6), LR_FLOW_IN_ORDER);
+	/* the frames before the first one may still come */
+	for (uint64_t s = 0; s < 5; s++)
+		assert_int_equal(feed(&st, s), LR_FLOW_LATE);
+	check_counts(&st, 5, 5, 0);
+	assert_int_equal(feed(&st, 2), LR_FLOW_DUP);
+	assert_int_equal(feed(&st, 5), LR_FLOW_DUP);
+	check_counts(&st, 5, 5, 2);
+	assert_true(st.packets == 9);
+}
+
+static void test_flow_gap_late_dup(void **state)
+{
+	struct lr_flow_state st;
+
+	(void)state;
+	memset(&st, 0, sizeof(st));
+	feed_range(&st, 0, 2);
+	assert_int_equal(feed(&st, 5), LR_FLOW_GAP);
+	check_counts(&st, 2, 0, 0);
+	assert_int_equal(feed(&st, 3), LR_FLOW_LATE);
+	check_counts(&st, 2, 1, 0);
+	assert_true(lr_flow_lost(&st) == 1);
+	assert_int_equal(feed(&st, 3), LR_FLOW_DUP);
+	check_counts(&st, 2, 1, 1);
+	assert_int_equal(feed(&st, 4), LR_FLOW_LATE);
+	check_counts(&st, 2, 2, 1);
+	assert_true(lr_flow_lost(&st) == 0);
+	assert_int_equal(feed(&st, 2), LR_FLOW_DUP);
+	assert_int_equal(feed(&st, 0), LR_FLOW_DUP);
+	assert_int_equal(feed(&st, 6), LR_FLOW_IN_ORDER);
+	check_counts(&st, 2, 2, 3);
+	assert_true(st.packets == 10);
+	assert_true(st.bytes == 1000);
+	assert_true(st.next == 7);
+}
+
+static void test_flow_dup_of_highest(void **state)
+{
+	struct lr_flow_state st;
+
+	(void)state;
+	memset(&st, 0, sizeof(st));
+	assert_int_equal(feed(&st, 0), LR_FLOW_IN_ORDER);
+	assert_int_equal(feed(&st, 0), LR_FLOW_DUP);
+	feed_range(&st, 1, 2);
+	assert_int_equal(feed(&st, 2), LR_FLOW_DUP);
+	assert_int_equal(feed(&st, 2), LR_FLOW_DUP);
+	/* a duplicate must not move expected */
+	assert_int_equal(feed(&st, 3), LR_FLOW_IN_ORDER);
+	check_counts(&st, 0, 0, 3);
+	assert_true(st.packets == 7);
+}
+
+static void test_flow_window_edge(void **state)
+{
+	struct lr_flow_state st;
+
+	(void)state;
+	/* all seen: 63 below the highest is still checked, 64 below is not */
+	memset(&st, 0, sizeof(st));
+	feed_range(&st, 0, 99);
+	assert_int_equal(feed(&st, 99 - 63), LR_FLOW_DUP);
+	check_counts(&st, 0, 0, 1);
+	assert_int_equal(feed(&st, 99 - 64), LR_FLOW_LATE);	/* documented: too old to tell */
+	check_counts(&st, 0, 1, 1);
+	assert_true(lr_flow_lost(&st) == -1);
+
+	/* a hole 59 below the highest: late once, then a duplicate */
+	memset(&st, 0, sizeof(st));
+	feed_range(&st, 0, 39);
+	assert_int_equal(feed(&st, 41), LR_FLOW_GAP);
+	feed_range(&st, 42, 99);
+	assert_int_equal(feed(&st, 40), LR_FLOW_LATE);
+	assert_int_equal(feed(&st, 40), LR_FLOW_DUP);
+	check_counts(&st, 1, 1, 1);
+
+	/* a hole exactly 63 below the highest */
+	memset(&st, 0, sizeof(st));
+	feed_range(&st, 0, 35);
+	assert_int_equal(feed(&st, 37), LR_FLOW_GAP);
+	feed_range(&st, 38, 99);
+	assert_int_equal(feed(&st, 36), LR_FLOW_LATE);
+	assert_int_equal(feed(&st, 36), LR_FLOW_DUP);
+	check_counts(&st, 1, 1, 1);
+
+	/* a hole 64 below: late both times, no duplicate check (documented) */
+	memset(&st, 0, sizeof(st));
+	feed_range(&st, 0, 34);
+	assert_int_equal(feed(&st, 36), LR_FLOW_GAP);
+	feed_range(&st, 37, 99);
+	assert_int_equal(feed(&st, 35), LR_FLOW_LATE);
+	assert_int_equal(feed(&st, 35), LR_FLOW_LATE);
+	check_counts(&st, 1, 2, 0);
+}
+
+static void test_flow_jump_clears_window(void **state)
+{
+	struct lr_flow_state st;
+
+	(void)state;
+	memset(&st, 0, sizeof(st));
+	feed_range(&st, 0, 9);
+	assert_int_equal(feed(&st, 200), LR_FLOW_GAP);
+	check_counts(&st, 190, 0, 0);
+	/* skipped frames right below the new highest were never seen */
+	for (uint64_t s = 199; s >= 137; s--)
+		assert_int_equal(feed(&st, s), LR_FLOW_LATE);
+	check_counts(&st, 190, 63, 0);
+	assert_int_equal(feed(&st, 199), LR_FLOW_DUP);
+	assert_int_equal(feed(&st, 200), LR_FLOW_DUP);
+	assert_int_equal(feed(&st, 9), LR_FLOW_LATE);
+	check_counts(&st, 190, 64, 2);
+}
+
+/* After 0..9, jump k ahead (to 10 + k) and probe the window around the old and new highest. */
+static void test_flow_jump_sizes(void **state)
+{
+	(void)state;
+	for (uint64_t k = 1; k <= 70; k++) {
+		struct lr_flow_state st;
+		uint64_t hi = 10 + k, late = 0, dups = 0;
+
+		memset(&st, 0, sizeof(st));
+		feed_range(&st, 0, 9);
+		assert_int_equal(feed(&st, hi), LR_FLOW_GAP);
+		/* seen before the jump: duplicate while within 63 of the new highest */
+		for (uint64_t s = 0; s <= 9; s++) {
+			int v = feed(&st, s);
+
+			if (hi - s < LR_FLOW_WINDOW) {
+				assert_int_equal(v, LR_FLOW_DUP);
+				dups++;
+			} else {
+				assert_int_equal(v, LR_FLOW_LATE);
+				late++;
+			}
+		}
+		/* skipped by the jump: late, and late again only if outside the window */
+		for (uint64_t s = 10; s < hi; s++) {
+			assert_int_equal(feed(&st, s), LR_FLOW_LATE);
+			late++;
+			if (hi - s < LR_FLOW_WINDOW) {
+				assert_int_equal(feed(&st, s), LR_FLOW_DUP);
+				dups++;
+			}
+		}
+		check_counts(&st, k, late, dups);
+		assert_int_equal(feed(&st, hi + 1), LR_FLOW_IN_ORDER);
+	}
+}
+
+static void test_flow_wrap(void **state)
+{
+	struct lr_flow_state st;
+	uint64_t g;
+
+	(void)state;
+	/* walk up to the top of the 48-bit space in jumps shorter than half of it */
+	memset(&st, 0, sizeof(st));
+	assert_int_equal(feed(&st, 0), LR_FLOW_IN_ORDER);
+	assert_int_equal(feed(&st, (1ULL << 47) - 1), LR_FLOW_GAP);
+	assert_int_equal(feed(&st, WRAP - 3), LR_FLOW_GAP);
+	g = st.gaps;
+	assert_true(g == WRAP - 3 - 1);
+	assert_int_equal(feed(&st, WRAP - 2), LR_FLOW_IN_ORDER);
+	assert_int_equal(feed(&st, WRAP - 1), LR_FLOW_IN_ORDER);
+	assert_true(st.next == 0);
+	assert_int_equal(feed(&st, 0), LR_FLOW_IN_ORDER);
+	assert_int_equal(feed(&st, 1), LR_FLOW_IN_ORDER);
+	assert_int_equal(feed(&st, 2), LR_FLOW_IN_ORDER);
+	check_counts(&st, g, 0, 0);
+	assert_true(st.next == 3);
+	/* seen before the wrap, still within the window */
+	assert_int_equal(feed(&st, WRAP - 1), LR_FLOW_DUP);
+	assert_int_equal(feed(&st, WRAP - 3), LR_FLOW_DUP);
+	/* bits above 48 are ignored */
+	assert_int_equal(feed(&st, WRAP + 3), LR_FLOW_IN_ORDER);
+	assert_int_equal(feed(&st, 3), LR_FLOW_DUP);
+	check_counts(&st, g, 0, 3);
+}
+
+static void test_flow_reorder_across_wrap(void **state)
+{
+	struct lr_flow_state st;
+	uint64_t g;
+
+	(void)state;
+	/* the first frame near the top counts everything below it as a gap */
+	memset(&st, 0, sizeof(st));
+	assert_int_equal(feed(&st, WRAP - 3), LR_FLOW_GAP);
+	g = st.gaps;
+	assert_true(g == WRAP - 3);
+	assert_int_equal(feed(&st, WRAP - 2), LR_FLOW_IN_ORDER);
+	/* WRAP-1 is overtaken by 0 and 1 */
+	assert_int_equal(feed(&st, 1), LR_FLOW_GAP);
+	check_counts(&st, g + 2, 0, 0);
+	assert_int_equal(feed(&st, WRAP - 1), LR_FLOW_LATE);
+	assert_int_equal(feed(&st, 0), LR_FLOW_LATE);
+	check_counts(&st, g + 2, 2, 0);
+	assert_int_equal(feed(&st, WRAP - 1), LR_FLOW_DUP);
+	assert_int_equal(feed(&st, 0), LR_FLOW_DUP);
+	assert_int_equal(feed(&st, WRAP - 2), LR_FLOW_DUP);
+	assert_int_equal(feed(&st, 1), LR_FLOW_DUP);
+	assert_int_equal(feed(&st, 2), LR_FLOW_IN_ORDER);
+	check_counts(&st, g + 2, 2, 4);
+	assert_true(st.packets == 10);
+}
+
+/*
+ * Model of the documented rule, with an exact "seen" set: expected =
+ * highest + 1; ahead is a gap; behind and seen within LR_FLOW_WINDOW of the
+ * highest is a duplicate, otherwise late. Random streams with loss,
+ * reordering, duplication and jumps are replayed through both, optionally
+ * shifted so they cross the 48-bit wrap.
+ */
+#define MODEL_N 20000
+
+static void replay_random(uint64_t base, uint64_t seed)
+{
+	static uint64_t stream[4 * MODEL_N];
+	static uint8_t seen[MODEL_N + 1000];
+	struct lr_flow_state st;
+	uint64_t n = 0, hi = 0, gaps = 0, late = 0, dups = 0, bytes = 0;
+	uint64_t s = seed;
+	int have = 0;
+
+	/* loss, local shuffles up to 80 apart, duplicates, occasional jumps */
+	for (uint64_t i = 0; i < MODEL_N; i++) {
+		uint64_t r = rnd(&s) % 100;
+
+		if (r < 5)
+			continue;
+		if (r == 5 && i + 100 < MODEL_N)
+			i += 30 + rnd(&s) % 60;
+		stream[n++] = i;
+		if (r >= 95 && n > 1) {
+			uint64_t back = 1 + rnd(&s) % (n - 1 < 70 ? n - 1 : 70);
+			uint64_t dup = stream[n - back];
+
+			stream[n++] = dup;
+		}
+	}
+	for (uint64_t i = 0; i + 1 < n; i++) {
+		uint64_t j = i + rnd(&s) % 80;
+
+		if (j < n && rnd(&s) % 4 == 0) {
+			uint64_t t = stream[i];
+
+			stream[i] = stream[j];
+			stream[j] = t;
+		}
+	}
+
+	memset(seen, 0, sizeof(seen));
+	memset(&st, 0, sizeof(st));
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t q = stream[i];
+		uint32_t len = 60 + (uint32_t)(q % 1400);
+		int want, got;
+
+		if (!have) {
+			gaps += (base + q) & LR_SEQ_MASK;
+			hi = q;
+			have = 1;
+			want = gaps ? LR_FLOW_GAP : LR_FLOW_IN_ORDER;
+		} else if (q > hi) {
+			gaps += q - hi - 1;
+			want = q - hi - 1 ? LR_FLOW_GAP : LR_FLOW_IN_ORDER;
+			hi = q;
+		} else if (hi - q < LR_FLOW_WINDOW && seen[q]) {
+			dups++;
+			want = LR_FLOW_DUP;
+		} else {
+			late++;
+			want = LR_FLOW_LATE;
+		}
+		seen[q] = 1;
+		bytes += len;
+		got = lr_flow_update(&st, (base + q) & LR_SEQ_MASK, len);
+		if (got != want)
+			fail_msg("frame %llu (seq %llu): verdict %d, expected %d", (unsigned long long)i,
+				 (unsigned long long)q, got, want);
+	}
+	check_counts(&st, gaps, late, dups);
+	assert_true(st.packets == n);
+	assert_true(st.bytes == bytes);
+	assert_true(st.next == ((base + hi + 1) & LR_SEQ_MASK));
+}
+
+static void test_flow_random_vs_model(void **state)
+{
+	(void)state;
+	replay_random(0, 1);
+	replay_random(0, 2);
+	replay_random(WRAP - MODEL_N / 2, 3);
+	replay_random(WRAP - 1, 4);
+	replay_random(WRAP - MODEL_N / 3, 5);
+}
+
+static void test_lat_bucket_bounds(void **state)
+{
+	uint64_t vals[4096];
+	size_t n = 0;
+	uint32_t maxb = lr_lat_bucket(UINT64_MAX), prevb = 0;
+	uint64_t s = 42, prev = 0;
+
+	(void)state;
+	assert_true(maxb < LR_LAT_BUCKETS);
+	for (uint64_t v = 0; v < 2048; v++)
+		vals[n++] = v;
+	for (int e = 11; e < 64; e++) {
+		uint64_t p = 1ULL << e;
+
+		vals[n++] = p - 1;
+		vals[n++] = p;
+		vals[n++] = p + 1;
+		vals[n++] = p + (p >> 5);
+		vals[n++] = p + (p >> 4) - 1;
+		vals[n++] = p + (p >> 1) + (rnd(&s) & (p - 1) >> 2);
+	}
+	vals[n++] = UINT64_MAX;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t v = vals[i];
+		uint32_t b = lr_lat_bucket(v);
+
+		assert_true(v >= prev);
+		prev = v;
+		assert_true(b < LR_LAT_BUCKETS);
+		assert_true(b <= maxb);
+		/* monotonic over an increasing sweep */
+		assert_true(b >= prevb);
+		prevb = b;
+		/* v lies inside its bucket */
+		assert_true(lr_lat_bucket_low(b) <= v);
+		if (b < maxb)
+			assert_true(v < lr_lat_bucket_low(b + 1));
+		if (v < 16)
+			assert_int_equal(b, v);
+	}
+}
+
+static void test_lat_bucket_contiguous(void **state)
+{
+	uint32_t maxb = lr_lat_bucket(UINT64_MAX);
+
+	(void)state;
+	/* every bucket up to the last is reachable and starts where the previous ends */
+	for (uint32_t b = 0; b <= maxb; b++) {
+		uint64_t lo = lr_lat_bucket_low(b);
+
+		assert_int_equal(lr_lat_bucket(lo), b);
+		if (b > 0)
+			assert_int_equal(lr_lat_bucket(lo - 1), b - 1);
+		if (b < maxb) {
+			uint64_t hi = lr_lat_bucket_low(b + 1);
+
+			assert_true(hi > lo);
+			assert_int_equal(lr_lat_bucket(hi - 1), b);
+			/* relative width at most 1/16 above 16 ns */
+			if (lo >= 16)
+				assert_true((hi - lo) * 16 <= lo);
+			else
+				assert_true(hi - lo == 1);
+		}
+	}
+}
+
+static void test_lat_bucket_random(void **state)
+{
+	uint64_t s = 7;
+	uint32_t maxb = lr_lat_bucket(UINT64_MAX);
+
+	(void)state;
+	for (int i = 0; i < 200000; i++) {
+		uint64_t a = (rnd(&s) << 33 ^ rnd(&s) << 2 ^ rnd(&s)) >> (rnd(&s) % 64);
+		uint64_t c = a + rnd(&s) % 1000;
+		uint32_t b = lr_lat_bucket(a);
+
+		if (c < a)
+			continue;
+		assert_true(lr_lat_bucket(c) >= b);
+		assert_true(lr_lat_bucket_low(b) <= a);
+		if (b < maxb)
+			assert_true(a < lr_lat_bucket_low(b + 1));
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_flow_in_order),
+		cmocka_unit_test(test_flow_first_frame_nonzero),
+		cmocka_unit_test(test_flow_gap_late_dup),
+		cmocka_unit_test(test_flow_dup_of_highest),
+		cmocka_unit_test(test_flow_window_edge),
+		cmocka_unit_test(test_flow_jump_clears_window),
+		cmocka_unit_test(test_flow_jump_sizes),
+		cmocka_unit_test(test_flow_wrap),
+		cmocka_unit_test(test_flow_reorder_across_wrap),
+		cmocka_unit_test(test_flow_random_vs_model),
+		cmocka_unit_test(test_lat_bucket_bounds),
+		cmocka_unit_test(test_lat_bucket_contiguous),
+		cmocka_unit_test(test_lat_bucket_random),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
