@@ -16,6 +16,15 @@
 #define AF_XDP 44
 #endif
 
+/*
+ * Linux >= 6.17: frames one copy-mode sendto() may transmit (default 32).
+ * Older kernels refuse the option; the default then stands.
+ */
+#ifndef XDP_MAX_TX_SKB_BUDGET
+#define XDP_MAX_TX_SKB_BUDGET 9
+#endif
+#define TX_SKB_BUDGET	256
+
 #define NUM_FRAMES	4096
 #define FRAME_SIZE	XSK_UMEM__DEFAULT_FRAME_SIZE
 #define RING_SIZE	2048
@@ -118,6 +127,13 @@ static int afxdp_open(struct lr_worker *w)
 		err = create_socket(w, x, false);
 	if (err)
 		goto fail;
+	if (!x->zerocopy) {
+		int budget = TX_SKB_BUDGET;
+
+		if (setsockopt(xsk_socket__fd(x->xsk), SOL_XDP, XDP_MAX_TX_SKB_BUDGET, &budget, sizeof(budget)))
+			pr_debug("afxdp: queue %u: TX budget stays at the kernel default (%s)\n", w->queue,
+				 strerror(errno));
+	}
 
 	/* The whole frame is written once here; per packet only the probe changes. */
 	for (i = 0; i < NUM_FRAMES; i++) {

@@ -4,8 +4,6 @@
 #include "linerate/rate.h"
 
 #define NS 1000000000ULL
-/* Elapsed time credited in one step is capped so elapsed * pps never overflows. */
-#define MAX_STEP_NS (10 * NS)
 
 uint64_t lr_now_ns(void)
 {
@@ -23,22 +21,30 @@ void lr_pacer_init(struct lr_pacer *p, uint64_t pps, uint64_t burst, uint64_t no
 	p->credit = 0;
 }
 
-static void refill(struct lr_pacer *p, uint64_t now_ns)
+/*
+ * Credit grows by dt * pps nanopackets, capped at the bucket depth. dt is
+ * compared with the time to fill the bucket first, so the product is only
+ * formed when it is below burst * 1e9 and cannot overflow, however long the
+ * pacer sat idle.
+ */
+static uint64_t credit_at(const struct lr_pacer *p, uint64_t now_ns)
 {
-	uint64_t dt, cap;
+	uint64_t cap = p->burst * NS, dt, room;
 
 	if (now_ns <= p->last_ns)
-		return;
+		return p->credit;
 	dt = now_ns - p->last_ns;
-	p->last_ns = now_ns;
-	if (dt > MAX_STEP_NS)
-		dt = MAX_STEP_NS;
-	cap = p->burst * NS;
-	/* both factors are bounded: dt <= 1e10, pps <= 1e9 would overflow, so clamp */
-	if (p->pps > UINT64_MAX / dt || p->credit + dt * p->pps > cap)
-		p->credit = cap;
-	else
-		p->credit += dt * p->pps;
+	room = cap > p->credit ? cap - p->credit : 0;
+	if (dt >= room / p->pps + 1)
+		return cap;
+	return p->credit + dt * p->pps;
+}
+
+static void refill(struct lr_pacer *p, uint64_t now_ns)
+{
+	p->credit = credit_at(p, now_ns);
+	if (now_ns > p->last_ns)
+		p->last_ns = now_ns;
 }
 
 uint64_t lr_pacer_allow(struct lr_pacer *p, uint64_t now_ns, uint64_t want)
@@ -61,19 +67,12 @@ void lr_pacer_consume(struct lr_pacer *p, uint64_t n)
 
 uint64_t lr_pacer_wait_ns(const struct lr_pacer *p, uint64_t now_ns)
 {
-	uint64_t credit = p->credit, need;
+	uint64_t credit;
 
 	if (!p->pps)
 		return 0;
-	if (now_ns > p->last_ns) {
-		uint64_t dt = now_ns - p->last_ns;
-
-		if (dt > MAX_STEP_NS || p->pps > (UINT64_MAX - credit) / dt)
-			return 0;
-		credit += dt * p->pps;
-	}
+	credit = credit_at(p, now_ns);
 	if (credit >= NS)
 		return 0;
-	need = NS - credit;
-	return (need + p->pps - 1) / p->pps;
+	return (NS - credit + p->pps - 1) / p->pps;
 }

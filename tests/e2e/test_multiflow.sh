@@ -14,7 +14,8 @@
 #   - send --count 20000 --flows 16 --rate 50kpps: tx.packets == 20000, JSON flows == 16
 #   - rx.packets == rx.sent == 20000, lost 0, duplicates 0, reordered 0, tail_settled true,
 #     rx.flows == 16 (end-of-test markers for all 16 flows arrived), latency p50 > 0
-#   - rcv0's rx_packets delta >= rx.packets; 3 pings counted as foreign, test frames not
+#   - rcv0's rx_packets delta >= rx.packets; 3 foreign UDP datagrams reach the stack
+#     and count as foreign, test frames do not
 #   - no XDP program remains on rcv0 after recv exits
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"

@@ -50,7 +50,7 @@ table ip lrloss {
 	counter lr_data { }
 	counter lr_eot { }
 	counter lr_drop { }
-	chain fwd {
+	chain forward_lr {
 		type filter hook forward priority filter; policy accept;
 		udp dport 7447 @th,64,16 0x4c45 counter name "lr_eot"
 		udp dport 7447 @th,64,16 0x4c52 counter name "lr_data"

@@ -14,8 +14,9 @@
 #   - tx.packets == 20000; rx.packets == 20000, rx.sent == 20000, lost 0, duplicates 0,
 #     reordered 0, tail_settled true, flows 1; latency p50 > 0 and min <= p50 <= max
 #   - rcv0's rx_packets delta (ip -s -j link) >= rx.packets
-#   - 3 pings sent while recv is attached pass through to the stack and are counted as foreign;
-#     test frames are not: 3 <= foreign <= 10 and delta - packets - foreign >= 1 (EOT markers)
+#   - 3 UDP datagrams to port 9 sent while recv is attached pass through XDP to the stack (Udp
+#     NoPorts +3) and are counted as foreign; test frames are not: 3 <= foreign <= 10 and
+#     delta - packets - foreign >= flows (end-of-test markers)
 #   - no XDP program remains on rcv0 after recv exits
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"

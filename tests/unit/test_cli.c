@@ -1,0 +1,402 @@
+/* SPDX-License-Identifier: MIT */
+/* Unit tests for the send and recv command lines: defaults, every option, errors that name the option. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <sys/socket.h>
+#include <cmocka.h>
+
+#include "linerate/opts.h"
+#include "linerate/probe.h"
+
+#define NS 1000000000ULL
+#define MAXARGS 64
+
+/* A writable argv (getopt may permute it) and a help sink we can read back. */
+struct cmd {
+	int argc;
+	char *argv[MAXARGS + 1];
+	char err[512];
+	char *help;
+	size_t help_len;
+	FILE *out;
+};
+
+static void cmd_init(struct cmd *c, const char *const *args)
+{
+	memset(c, 0, sizeof(*c));
+	while (args[c->argc]) {
+		assert_true(c->argc < MAXARGS);
+		c->argv[c->argc] = strdup(args[c->argc]);
+		assert_non_null(c->argv[c->argc]);
+		c->argc++;
+	}
+	c->out = open_memstream(&c->help, &c->help_len);
+	assert_non_null(c->out);
+}
+
+static void cmd_free(struct cmd *c)
+{
+	for (int i = 0; i < c->argc; i++)
+		free(c->argv[i]);
+	fclose(c->out);
+	free(c->help);
+}
+
+static int send_parse(struct cmd *c, struct lr_send_opts *o, const char *const *args)
+{
+	int ret;
+
+	cmd_init(c, args);
+	lr_send_opts_default(o);
+	ret = lr_cli_parse_send(c->argc, c->argv, o, c->out, c->err, sizeof(c->err));
+	fflush(c->out);
+	return ret;
+}
+
+static int recv_parse(struct cmd *c, struct lr_recv_opts *o, const char *const *args)
+{
+	int ret;
+
+	cmd_init(c, args);
+	lr_recv_opts_default(o);
+	ret = lr_cli_parse_recv(c->argc, c->argv, o, c->out, c->err, sizeof(c->err));
+	fflush(c->out);
+	return ret;
+}
+
+/* -EINVAL, and a single line that mentions @w1 (or @w2, if given). */
+static void expect_error(const struct cmd *c, int ret, const char *what, const char *w1, const char *w2)
+{
+	const char *nl = strchr(c->err, '\n');
+
+	if (ret != -EINVAL)
+		fail_msg("%s: returned %d, want -EINVAL (err \"%s\")", what, ret, c->err);
+	if (!c->err[0])
+		fail_msg("%s: empty error message", what);
+	if (nl && nl[1])
+		fail_msg("%s: message is not one line: \"%s\"", what, c->err);
+	if (!strstr(c->err, w1) && !(w2 && strstr(c->err, w2)))
+		fail_msg("%s: message \"%s\" does not mention %s%s%s", what, c->err, w1, w2 ? " or " : "",
+			 w2 ? w2 : "");
+}
+
+static void expect_ok(const struct cmd *c, int ret, const char *what)
+{
+	if (ret != 0)
+		fail_msg("%s: returned %d (err \"%s\")", what, ret, c->err);
+}
+
+static void ip4(struct in6_addr *a, const char *s)
+{
+	memset(a, 0, sizeof(*a));
+	assert_int_equal(inet_pton(AF_INET, s, a), 1);
+}
+
+static void test_send_defaults(void **state)
+{
+	static const char *const args[] = { "send", "-i", "veth0", "--dst-ip", "198.18.0.2", NULL };
+	struct lr_send_opts o;
+	struct in6_addr dst;
+	struct cmd c;
+
+	(void)state;
+	expect_ok(&c, send_parse(&c, &o, args), "minimal send");
+	assert_string_equal(o.ifname, "veth0");
+	assert_int_equal(o.size, 64);
+	assert_int_equal(o.flows, 1);
+	assert_int_equal(o.rate.kind, LR_RATE_MAX);
+	assert_int_equal(o.nworkers, 1);
+	assert_int_equal(o.queues[0], 0);
+	assert_false(o.cpus_set);
+	assert_true(o.count == 0);
+	assert_int_equal(o.family, AF_INET);
+	assert_true(o.have_dst_ip);
+	assert_false(o.have_src_ip);
+	ip4(&dst, "198.18.0.2");
+	assert_memory_equal(&o.dst_ip, &dst, 4);
+	assert_false(o.have_dst_mac);
+	assert_int_equal(o.dst_port, LR_DEFAULT_DST_PORT);
+	assert_int_equal(o.src_port, LR_DEFAULT_SRC_PORT);
+	assert_string_equal(o.netns, "");
+	assert_string_equal(o.json, "");
+	assert_int_equal(o.engine, LR_ENGINE_AUTO);
+	cmd_free(&c);
+}
+
+static void test_send_all_options(void **state)
+{
+	static const char *const args[] = {
+		"send", "-i", "veth0", "--size", "128", "--flows", "8", "--rate", "1Mpps", "--count", "1000",
+		"--duration", "5s", "--queues", "0-1", "--cpus", "0-1", "--dst-ip", "198.18.0.2",
+		"--src-ip", "198.18.0.1", "--dst-mac", "02:00:00:00:00:02", "--src-port", "1000",
+		"--dst-port", "2000", "--json", "-", "--netns", "foo", NULL,
+	};
+	static const uint8_t mac[6] = { 0x02, 0, 0, 0, 0, 0x02 };
+	struct lr_send_opts o;
+	struct in6_addr a;
+	struct cmd c;
+
+	(void)state;
+	expect_ok(&c, send_parse(&c, &o, args), "send with every option");
+	assert_string_equal(o.ifname, "veth0");
+	assert_int_equal(o.size, 128);
+	assert_int_equal(o.flows, 8);
+	assert_int_equal(o.rate.kind, LR_RATE_PPS);
+	assert_true(o.rate.value == 1000000);
+	assert_true(o.count == 1000);
+	assert_true(o.duration_ns == 5 * NS);
+	assert_int_equal(o.nworkers, 2);
+	assert_int_equal(o.queues[0], 0);
+	assert_int_equal(o.queues[1], 1);
+	assert_true(o.cpus_set);
+	assert_int_equal(o.cpus[0], 0);
+	assert_int_equal(o.cpus[1], 1);
+	assert_int_equal(o.family, AF_INET);
+	assert_true(o.have_dst_ip);
+	assert_true(o.have_src_ip);
+	ip4(&a, "198.18.0.2");
+	assert_memory_equal(&o.dst_ip, &a, 4);
+	ip4(&a, "198.18.0.1");
+	assert_memory_equal(&o.src_ip, &a, 4);
+	assert_true(o.have_dst_mac);
+	assert_memory_equal(o.dst_mac, mac, 6);
+	assert_int_equal(o.src_port, 1000);
+	assert_int_equal(o.dst_port, 2000);
+	assert_string_equal(o.json, "-");
+	assert_string_equal(o.netns, "foo");
+	cmd_free(&c);
+}
+
+static void test_send_more_values(void **state)
+{
+	static const char *const v6[] = {
+		"send", "--interface", "eth1", "--dst-ip", "2001:db8::2", "--src-ip", "2001:db8::1",
+		"--size", "1518", "--rate", "2.5Gbit", "--queues", "3,1,2", "--flows", "3", NULL,
+	};
+	static const char *const cpus_only[] = {
+		"send", "-i", "eth1", "--dst-ip", "198.18.0.2", "--queues", "0-3", "--flows", "16", NULL,
+	};
+	struct lr_send_opts o;
+	struct in6_addr a;
+	struct cmd c;
+
+	(void)state;
+	expect_ok(&c, send_parse(&c, &o, v6), "IPv6 send");
+	assert_string_equal(o.ifname, "eth1");
+	assert_int_equal(o.family, AF_INET6);
+	assert_int_equal(inet_pton(AF_INET6, "2001:db8::2", &a), 1);
+	assert_memory_equal(&o.dst_ip, &a, 16);
+	assert_int_equal(inet_pton(AF_INET6, "2001:db8::1", &a), 1);
+	assert_memory_equal(&o.src_ip, &a, 16);
+	assert_int_equal(o.size, 1518);
+	assert_int_equal(o.rate.kind, LR_RATE_BPS);
+	assert_true(o.rate.value == 2500000000ULL);
+	assert_int_equal(o.nworkers, 3);
+	assert_int_equal(o.queues[0], 3);
+	assert_int_equal(o.queues[1], 1);
+	assert_int_equal(o.queues[2], 2);
+	cmd_free(&c);
+
+	/* a parser run twice in one process must start over (optind) */
+	expect_ok(&c, send_parse(&c, &o, cpus_only), "queues without cpus");
+	assert_int_equal(o.nworkers, 4);
+	assert_int_equal(o.queues[3], 3);
+	assert_false(o.cpus_set);
+	assert_int_equal(o.size, 64);
+	cmd_free(&c);
+}
+
+struct bad_case {
+	const char *what;
+	const char *args[24];
+	const char *w1, *w2;
+};
+
+static const struct bad_case send_bad[] = {
+	{ "missing -i", { "send", "--dst-ip", "198.18.0.2", NULL }, "interface", "-i" },
+	{ "missing --dst-ip", { "send", "-i", "veth0", NULL }, "dst-ip", NULL },
+	{ "bad rate", { "send", "-i", "veth0", "--dst-ip", "198.18.0.2", "--rate", "5 parsecs", NULL },
+	  "rate", NULL },
+	{ "zero rate", { "send", "-i", "veth0", "--dst-ip", "198.18.0.2", "--rate", "0", NULL }, "rate", NULL },
+	{ "size 63", { "send", "-i", "veth0", "--dst-ip", "198.18.0.2", "--size", "63", NULL }, "size", NULL },
+	{ "size 20000", { "send", "-i", "veth0", "--dst-ip", "198.18.0.2", "--size", "20000", NULL },
+	  "size", NULL },
+	{ "size junk", { "send", "-i", "veth0", "--dst-ip", "198.18.0.2", "--size", "64b", NULL }, "size", NULL },
+	{ "flows 0", { "send", "-i", "veth0", "--dst-ip", "198.18.0.2", "--flows", "0", NULL }, "flows", NULL },
+	{ "flows 70000", { "send", "-i", "veth0", "--dst-ip", "198.18.0.2", "--flows", "70000", NULL },
+	  "flows", NULL },
+	{ "fewer flows than workers",
+	  { "send", "-i", "veth0", "--dst-ip", "198.18.0.2", "--queues", "0-3", "--flows", "2", NULL },
+	  "flows", NULL },
+	{ "queues and cpus differ",
+	  { "send", "-i", "veth0", "--dst-ip", "198.18.0.2", "--queues", "0-1", "--cpus", "0", "--flows", "2",
+	    NULL },
+	  "queues", "cpus" },
+	{ "bad queue list", { "send", "-i", "veth0", "--dst-ip", "198.18.0.2", "--queues", "3-1", NULL },
+	  "queues", NULL },
+	{ "short MAC", { "send", "-i", "veth0", "--dst-ip", "198.18.0.2", "--dst-mac", "02:00:00", NULL },
+	  "mac", "MAC" },
+	{ "MAC junk", { "send", "-i", "veth0", "--dst-ip", "198.18.0.2", "--dst-mac", "02:00:00:00:00:zz", NULL },
+	  "mac", "MAC" },
+	{ "long MAC",
+	  { "send", "-i", "veth0", "--dst-ip", "198.18.0.2", "--dst-mac", "02:00:00:00:00:02:03", NULL },
+	  "mac", "MAC" },
+	{ "mixed families",
+	  { "send", "-i", "veth0", "--src-ip", "198.18.0.1", "--dst-ip", "2001:db8::2", NULL }, "src-ip",
+	  "dst-ip" },
+	{ "bad address", { "send", "-i", "veth0", "--dst-ip", "198.18.0.256", NULL }, "dst-ip", NULL },
+	{ "bad duration", { "send", "-i", "veth0", "--dst-ip", "198.18.0.2", "--duration", "10x", NULL },
+	  "duration", NULL },
+	{ "bad count", { "send", "-i", "veth0", "--dst-ip", "198.18.0.2", "--count", "many", NULL },
+	  "count", NULL },
+	{ "port out of range",
+	  { "send", "-i", "veth0", "--dst-ip", "198.18.0.2", "--dst-port", "70000", NULL }, "dst-port", NULL },
+	{ "interface name too long",
+	  { "send", "-i", "averyveryverylongifname0", "--dst-ip", "198.18.0.2", NULL }, "interface", "-i" },
+	{ "unknown option", { "send", "-i", "veth0", "--dst-ip", "198.18.0.2", "--bogus", NULL }, "bogus", NULL },
+	{ "missing argument", { "send", "-i", "veth0", "--dst-ip", "198.18.0.2", "--rate", NULL }, "rate", NULL },
+	{ "stray argument", { "send", "-i", "veth0", "--dst-ip", "198.18.0.2", "extra", NULL }, "extra", NULL },
+};
+
+static void test_send_errors(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(send_bad) / sizeof(send_bad[0]); i++) {
+		struct lr_send_opts o;
+		struct cmd c;
+		int ret = send_parse(&c, &o, send_bad[i].args);
+
+		expect_error(&c, ret, send_bad[i].what, send_bad[i].w1, send_bad[i].w2);
+		cmd_free(&c);
+	}
+}
+
+static void test_send_help(void **state)
+{
+	static const char *const args[] = { "send", "--help", NULL };
+	struct lr_send_opts o;
+	struct cmd c;
+
+	(void)state;
+	assert_int_equal(send_parse(&c, &o, args), 1);
+	assert_non_null(c.help);
+	assert_non_null(strstr(c.help, "--rate"));
+	assert_non_null(strstr(c.help, "--dst-ip"));
+	assert_non_null(strstr(c.help, "--interface"));
+	cmd_free(&c);
+}
+
+static void test_recv_defaults_and_options(void **state)
+{
+	static const char *const min[] = { "recv", "-i", "veth1", NULL };
+	static const char *const all[] = {
+		"recv", "--interface", "veth1", "--duration", "3s", "--once", "--pass", "--ready-file",
+		"/tmp/lr.ready", "--dst-port", "9000", "--xdp-mode", "generic", "--json", "-", "--netns",
+		"bar", NULL,
+	};
+	struct lr_recv_opts o;
+	struct cmd c;
+
+	(void)state;
+	expect_ok(&c, recv_parse(&c, &o, min), "minimal recv");
+	assert_string_equal(o.ifname, "veth1");
+	assert_int_equal(o.dst_port, LR_DEFAULT_DST_PORT);
+	assert_true(o.duration_ns == 0);
+	assert_false(o.once);
+	assert_false(o.pass);
+	assert_int_equal(o.xdp_mode, LR_XDP_AUTO);
+	assert_string_equal(o.ready_file, "");
+	cmd_free(&c);
+
+	expect_ok(&c, recv_parse(&c, &o, all), "recv with every option");
+	assert_string_equal(o.ifname, "veth1");
+	assert_true(o.duration_ns == 3 * NS);
+	assert_true(o.once);
+	assert_true(o.pass);
+	assert_string_equal(o.ready_file, "/tmp/lr.ready");
+	assert_int_equal(o.dst_port, 9000);
+	assert_int_equal(o.xdp_mode, LR_XDP_GENERIC);
+	assert_string_equal(o.json, "-");
+	assert_string_equal(o.netns, "bar");
+	cmd_free(&c);
+}
+
+static void test_recv_xdp_modes(void **state)
+{
+	static const struct {
+		const char *name;
+		enum lr_xdp_mode mode;
+	} modes[] = { { "native", LR_XDP_NATIVE }, { "generic", LR_XDP_GENERIC }, { "auto", LR_XDP_AUTO } };
+
+	(void)state;
+	for (size_t i = 0; i < 3; i++) {
+		const char *args[] = { "recv", "-i", "veth1", "--xdp-mode", modes[i].name, NULL };
+		struct lr_recv_opts o;
+		struct cmd c;
+
+		expect_ok(&c, recv_parse(&c, &o, args), modes[i].name);
+		assert_int_equal(o.xdp_mode, modes[i].mode);
+		cmd_free(&c);
+	}
+}
+
+static const struct bad_case recv_bad[] = {
+	{ "recv missing -i", { "recv", "--duration", "3s", NULL }, "interface", "-i" },
+	{ "recv port 0", { "recv", "-i", "veth1", "--dst-port", "0", NULL }, "dst-port", NULL },
+	{ "recv port 70000", { "recv", "-i", "veth1", "--dst-port", "70000", NULL }, "dst-port", NULL },
+	{ "recv bad mode", { "recv", "-i", "veth1", "--xdp-mode", "turbo", NULL }, "xdp-mode", NULL },
+	{ "recv bad duration", { "recv", "-i", "veth1", "--duration", "-1s", NULL }, "duration", NULL },
+	{ "recv unknown option", { "recv", "-i", "veth1", "--bogus", NULL }, "bogus", NULL },
+};
+
+static void test_recv_errors(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(recv_bad) / sizeof(recv_bad[0]); i++) {
+		struct lr_recv_opts o;
+		struct cmd c;
+		int ret = recv_parse(&c, &o, recv_bad[i].args);
+
+		expect_error(&c, ret, recv_bad[i].what, recv_bad[i].w1, recv_bad[i].w2);
+		cmd_free(&c);
+	}
+}
+
+static void test_recv_help(void **state)
+{
+	static const char *const args[] = { "recv", "--help", NULL };
+	struct lr_recv_opts o;
+	struct cmd c;
+
+	(void)state;
+	assert_int_equal(recv_parse(&c, &o, args), 1);
+	assert_non_null(c.help);
+	assert_non_null(strstr(c.help, "--xdp-mode"));
+	assert_non_null(strstr(c.help, "--interface"));
+	assert_null(strstr(c.help, "--rate"));
+	cmd_free(&c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_send_defaults),
+		cmocka_unit_test(test_send_all_options),
+		cmocka_unit_test(test_send_more_values),
+		cmocka_unit_test(test_send_errors),
+		cmocka_unit_test(test_send_help),
+		cmocka_unit_test(test_recv_defaults_and_options),
+		cmocka_unit_test(test_recv_xdp_modes),
+		cmocka_unit_test(test_recv_errors),
+		cmocka_unit_test(test_recv_help),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

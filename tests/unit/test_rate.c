@@ -1,0 +1,252 @@
+/* SPDX-License-Identifier: MIT */
+/* Unit tests for the token-bucket pacer, driven by a simulated clock. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <string.h>
+#include <time.h>
+#include <cmocka.h>
+
+#include "linerate/rate.h"
+
+#define NS 1000000000ULL
+#define HOUR (3600 * NS)
+
+static uint64_t rnd(uint64_t *s)
+{
+	*s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
+	return *s >> 33;
+}
+
+/* Sends whatever is allowed at every step; returns frames sent between @t0 and @t1. */
+static uint64_t simulate(struct lr_pacer *p, uint64_t pps, uint64_t burst, uint64_t want, uint64_t t0,
+			 uint64_t t1, uint64_t step_min, uint64_t step_max, uint64_t seed)
+{
+	uint64_t now = t0, sent = 0, s = seed;
+
+	while (now < t1) {
+		uint64_t step = step_min + (step_max > step_min ? rnd(&s) % (step_max - step_min + 1) : 0);
+		uint64_t n, earned;
+
+		now = now + step > t1 ? t1 : now + step;
+		n = lr_pacer_allow(p, now, want);
+		assert_true(n <= want);
+		assert_true(n <= burst);
+		lr_pacer_consume(p, n);
+		sent += n;
+		/* never ahead of the rate by more than one bucket */
+		earned = (uint64_t)((unsigned __int128)pps * (now - t0) / NS);
+		if (sent > earned + burst)
+			fail_msg("at +%llu ns sent %llu, rate allows %llu + burst %llu",
+				 (unsigned long long)(now - t0), (unsigned long long)sent,
+				 (unsigned long long)earned, (unsigned long long)burst);
+	}
+	return sent;
+}
+
+static void test_pacer_1000pps_random_steps(void **state)
+{
+	struct lr_pacer p;
+	uint64_t t0 = 5 * NS, sent;
+
+	(void)state;
+	for (uint64_t seed = 1; seed <= 4; seed++) {
+		lr_pacer_init(&p, 1000, 16, t0);
+		/* steps from 1 us to 3 ms: never more than 3 frames' credit at once */
+		sent = simulate(&p, 1000, 16, 64, t0, t0 + 10 * NS, 1000, 3000000, seed);
+		if (sent + 16 < 10000 || sent > 10000 + 16)
+			fail_msg("seed %llu: sent %llu in 10 s at 1000 pps", (unsigned long long)seed,
+				 (unsigned long long)sent);
+	}
+}
+
+static void test_pacer_one_at_a_time(void **state)
+{
+	struct lr_pacer p;
+	uint64_t now = NS, end = 11 * NS, sent = 0;
+
+	(void)state;
+	/* a sender that asks for one frame and sleeps for lr_pacer_wait_ns() in between */
+	lr_pacer_init(&p, 1000, 1, now);
+	while (now < end) {
+		uint64_t w = lr_pacer_wait_ns(&p, now);
+
+		if (w) {
+			assert_int_equal(lr_pacer_allow(&p, now, 1), 0);
+			now += w;
+			continue;
+		}
+		assert_int_equal(lr_pacer_allow(&p, now, 1), 1);
+		lr_pacer_consume(&p, 1);
+		sent++;
+	}
+	if (sent + 1 < 10000 || sent > 10001)
+		fail_msg("sent %llu in 10 s at 1000 pps", (unsigned long long)sent);
+}
+
+static void test_pacer_burst_cap_after_idle(void **state)
+{
+	struct lr_pacer p;
+	uint64_t now = 7 * NS, n, w;
+
+	(void)state;
+	lr_pacer_init(&p, 1000, 32, now);
+	lr_pacer_consume(&p, lr_pacer_allow(&p, now, 1000));
+	assert_int_equal(lr_pacer_allow(&p, now, 1000), 0);
+
+	/* an hour idle fills the bucket, not more */
+	now += HOUR;
+	n = lr_pacer_allow(&p, now, 1000000);
+	assert_int_equal(n, 32);
+	assert_int_equal(lr_pacer_allow(&p, now, 5), 5);
+	lr_pacer_consume(&p, n);
+	assert_int_equal(lr_pacer_allow(&p, now, 1000), 0);
+
+	/* empty bucket at 1000 pps: the next frame is 1 ms away, not sooner */
+	w = lr_pacer_wait_ns(&p, now);
+	assert_true(w > 0 && w <= 1000000);
+	assert_int_equal(lr_pacer_allow(&p, now + w - 1, 1), 0);
+	assert_int_equal(lr_pacer_allow(&p, now + w, 1), 1);
+}
+
+static void test_pacer_wait_ns(void **state)
+{
+	struct lr_pacer p;
+	uint64_t now = 3 * NS, w, w2;
+
+	(void)state;
+	/* 3 pps: 333333333.3 ns per frame, so the wait has to round up */
+	lr_pacer_init(&p, 3, 1, now);
+	lr_pacer_consume(&p, lr_pacer_allow(&p, now, 1));
+	assert_int_equal(lr_pacer_allow(&p, now, 1), 0);
+	w = lr_pacer_wait_ns(&p, now);
+	assert_true(w > 0 && w <= 333333334);
+	/* waiting part of the time leaves the rest to wait; asking does not consume */
+	w2 = lr_pacer_wait_ns(&p, now + w / 2);
+	assert_true(w2 + 1 >= w - w / 2 && w2 <= w - w / 2 + 1);
+	assert_true(lr_pacer_wait_ns(&p, now + w / 2) == w2);
+	assert_int_equal(lr_pacer_allow(&p, now + w - 1, 1), 0);
+	assert_int_equal(lr_pacer_allow(&p, now + w, 1), 1);
+	assert_true(lr_pacer_wait_ns(&p, now + w) == 0);
+	lr_pacer_consume(&p, 1);
+	assert_true(lr_pacer_wait_ns(&p, now + w) > 0);
+}
+
+static void test_pacer_unlimited(void **state)
+{
+	struct lr_pacer p;
+	uint64_t now = NS;
+
+	(void)state;
+	lr_pacer_init(&p, 0, 32, now);
+	for (int i = 0; i < 1000; i++) {
+		uint64_t want = 1 + (uint64_t)i * 997;
+
+		assert_true(lr_pacer_allow(&p, now, want) == want);
+		lr_pacer_consume(&p, want);
+		assert_true(lr_pacer_wait_ns(&p, now) == 0);
+	}
+	assert_true(lr_pacer_allow(&p, now, 1000000000) == 1000000000);
+	assert_true(lr_pacer_allow(&p, now + HOUR, 1ULL << 40) == 1ULL << 40);
+}
+
+static void check_rate(uint64_t pps, uint64_t burst, uint64_t span, uint64_t step)
+{
+	struct lr_pacer p;
+	uint64_t t0 = 2 * NS, sent, want;
+
+	want = (uint64_t)((unsigned __int128)pps * span / NS);
+	lr_pacer_init(&p, pps, burst, t0);
+	sent = simulate(&p, pps, burst, burst, t0, t0 + span, step, step, 1);
+	/* within 0.1 % */
+	if ((sent > want ? sent - want : want - sent) * 1000 > want)
+		fail_msg("%llu pps, %llu ns steps: sent %llu in %llu ns, want %llu +- 0.1%%",
+			 (unsigned long long)pps, (unsigned long long)step, (unsigned long long)sent,
+			 (unsigned long long)span, (unsigned long long)want);
+}
+
+static void test_pacer_high_rates(void **state)
+{
+	(void)state;
+	check_rate(1000000, 64, NS, 1000);
+	check_rate(100000000, 256, NS / 10, 1000);
+	/* 10GbE line rate at 64 B: 14.88 frames per step, the fraction must carry over */
+	check_rate(14880952, 64, NS / 10, 1000);
+	check_rate(14880952, 64, NS / 10, 333);
+	check_rate(3000000, 64, NS / 10, 7);
+	/* slow and fractional (a bucket deeper than one step's credit, so capping loses nothing) */
+	check_rate(3, 4, 1000 * NS, 1000000);
+	check_rate(7, 8, 1000 * NS, 999999937);
+}
+
+static void test_pacer_no_overflow(void **state)
+{
+	static const uint64_t rates[] = { 1, 1000, 1000000, 14880952, 100000000, 1000000000 };
+	static const uint64_t idles[] = { HOUR, 10 * HOUR, 1000 * HOUR, 1ULL << 62 };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rates) / sizeof(rates[0]); i++) {
+		for (size_t k = 0; k < sizeof(idles) / sizeof(idles[0]); k++) {
+			struct lr_pacer p;
+			uint64_t now = NS, pps = rates[i], n, sent, want, span, step;
+
+			lr_pacer_init(&p, pps, 64, now);
+			lr_pacer_consume(&p, lr_pacer_allow(&p, now, 64));
+			now += idles[k];
+			n = lr_pacer_allow(&p, now, 1000);
+			if (n != 64)
+				fail_msg("%llu pps after %llu ns idle: allow %llu, want the full burst 64",
+					 (unsigned long long)pps, (unsigned long long)idles[k],
+					 (unsigned long long)n);
+			lr_pacer_consume(&p, n);
+			assert_true(lr_pacer_wait_ns(&p, now) <= NS / pps + 1);
+			/* and it paces normally afterwards: half a bucket per step, about 1e6 frames */
+			step = 32 * NS / pps;
+			span = pps > 500000 ? 1000000 * NS / pps : 2 * NS;
+			sent = simulate(&p, pps, 64, 64, now, now + span, step, step, 1);
+			want = pps * span / NS;
+			if (sent > want + 64 || sent + 64 < want)
+				fail_msg("%llu pps after %llu ns idle: %llu in %llu ns, want %llu",
+					 (unsigned long long)pps, (unsigned long long)idles[k],
+					 (unsigned long long)sent, (unsigned long long)span,
+					 (unsigned long long)want);
+		}
+	}
+}
+
+static void test_now_monotonic(void **state)
+{
+	struct timespec a, c;
+	uint64_t b, ta, tc, prev = 0;
+
+	(void)state;
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	b = lr_now_ns();
+	clock_gettime(CLOCK_MONOTONIC, &c);
+	ta = (uint64_t)a.tv_sec * NS + (uint64_t)a.tv_nsec;
+	tc = (uint64_t)c.tv_sec * NS + (uint64_t)c.tv_nsec;
+	assert_true(ta <= b && b <= tc);
+	for (int i = 0; i < 10000; i++) {
+		uint64_t t = lr_now_ns();
+
+		assert_true(t >= prev);
+		prev = t;
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_pacer_1000pps_random_steps),
+		cmocka_unit_test(test_pacer_one_at_a_time),
+		cmocka_unit_test(test_pacer_burst_cap_after_idle),
+		cmocka_unit_test(test_pacer_wait_ns),
+		cmocka_unit_test(test_pacer_unlimited),
+		cmocka_unit_test(test_pacer_high_rates),
+		cmocka_unit_test(test_pacer_no_overflow),
+		cmocka_unit_test(test_now_monotonic),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
