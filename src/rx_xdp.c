@@ -227,7 +227,7 @@ static void live_line(struct recv_ctx *c, uint64_t *prev_pkts, uint64_t *prev_by
 	*prev_pkts = c->sum.packets;
 	*prev_bytes = c->sum.bytes;
 	fprintf(stderr, "rx %s pps  %.3f Gbit/s L2  %.3f Gbit/s L1  total %llu  lost %lld  reord %llu  dup %llu  foreign %llu\n",
-		lr_fmt_si(dp / s, b1, sizeof(b1)), db * 8.0 / s / 1e9, (db + dp * 24.0) * 8.0 / s / 1e9,
+		lr_fmt_si(dp / s, b1, sizeof(b1)), (db + dp * 4.0) * 8.0 / s / 1e9, (db + dp * 24.0) * 8.0 / s / 1e9,
 		(unsigned long long)c->sum.packets, (long long)t.lost, (unsigned long long)t.late,
 		(unsigned long long)t.dups, (unsigned long long)c->sum.foreign);
 }
@@ -261,7 +261,7 @@ static int report(struct recv_ctx *c)
 		o->ifname, secs, active, t.flows, t.flows == 1 ? "" : "s");
 	fprintf(stderr, "  received  %llu frames, %llu bytes; %s pps, %.3f Gbit/s L2, %.3f Gbit/s L1\n",
 		(unsigned long long)s->packets, (unsigned long long)s->bytes, lr_fmt_si(pps, b1, sizeof(b1)),
-		pps * avg * 8 / 1e9, pps * (avg + 24) * 8 / 1e9);
+		pps * (avg + LR_FCS_LEN) * 8 / 1e9, pps * (avg + 24) * 8 / 1e9);
 	if (t.flows_eot)
 		fprintf(stderr, "  sent      %llu frames (end-of-test markers of %u/%u flows)%s\n",
 			(unsigned long long)t.sent, t.flows_eot, t.flows_announced ? t.flows_announced : t.flows,
@@ -295,7 +295,7 @@ static int report(struct recv_ctx *c)
 	json_object_object_add(rx, "packets", json_object_new_uint64(s->packets));
 	json_object_object_add(rx, "bytes", json_object_new_uint64(s->bytes));
 	json_object_object_add(rx, "pps", json_object_new_double(pps));
-	json_object_object_add(rx, "bps_l2", json_object_new_double(pps * avg * 8));
+	json_object_object_add(rx, "bps_l2", json_object_new_double(pps * (avg + LR_FCS_LEN) * 8));
 	json_object_object_add(rx, "bps_l1", json_object_new_double(pps * (avg + 24) * 8));
 	json_object_object_add(rx, "lost", json_object_new_int64(t.lost));
 	json_object_object_add(rx, "reordered", json_object_new_uint64(t.late));

@@ -185,7 +185,7 @@ static void live_line(struct send_ctx *c, uint64_t *prev, uint64_t *prev_q, uint
 		tot += v;
 	}
 	off = (size_t)snprintf(line, sizeof(line), "tx %s pps  %.3f Gbit/s L2  %.3f Gbit/s L1  total %llu",
-			       lr_fmt_si((double)dtot / s, b1, sizeof(b1)), dtot * (c->tmpl.len) * 8.0 / s / 1e9,
+			       lr_fmt_si((double)dtot / s, b1, sizeof(b1)), dtot * o->size * 8.0 / s / 1e9,
 			       dtot * (o->size + 20) * 8.0 / s / 1e9, (unsigned long long)tot);
 	if (o->nworkers > 1) {
 		for (i = 0; i < o->nworkers && off < sizeof(line) - 64; i++) {
@@ -291,7 +291,7 @@ static int summary(struct send_ctx *c)
 		(unsigned long long)packets, secs, (unsigned long long)queued,
 		(unsigned long long)(queued - packets), (unsigned long long)dropped);
 	fprintf(stderr, "  rate      %s pps, %.3f Gbit/s L2, %.3f Gbit/s L1\n", lr_fmt_si(pps, b1, sizeof(b1)),
-		pps * c->tmpl.len * 8 / 1e9, pps * (o->size + 20) * 8 / 1e9);
+		pps * o->size * 8 / 1e9, pps * (o->size + 20) * 8 / 1e9);
 	for (i = 0; i < o->nworkers && o->nworkers > 1; i++) {
 		const struct lr_worker *w = &c->ws[i];
 		uint64_t n = data_done(w);
@@ -315,7 +315,7 @@ static int summary(struct send_ctx *c)
 	json_object_object_add(tx, "queued", json_object_new_uint64(queued));
 	json_object_object_add(tx, "bytes", json_object_new_uint64(packets * c->tmpl.len));
 	json_object_object_add(tx, "pps", json_object_new_double(pps));
-	json_object_object_add(tx, "bps_l2", json_object_new_double(pps * c->tmpl.len * 8));
+	json_object_object_add(tx, "bps_l2", json_object_new_double(pps * o->size * 8));
 	json_object_object_add(tx, "bps_l1", json_object_new_double(pps * (o->size + 20) * 8));
 	json_object_object_add(tx, "device_tx_dropped", json_object_new_uint64(dropped));
 	json_object_object_add(tx, "eot_markers", json_object_new_uint64(eot));

@@ -112,8 +112,8 @@ LR_INLINE int lr_parse(const void *data, const void *end, __u16 dport, struct lr
 			return LR_PKT_FOREIGN;
 		if ((l3[0] >> 4) != 4 || l3[9] != LR_IPPROTO_UDP)
 			return LR_PKT_FOREIGN;
-		/* fragments other than the first carry no UDP header */
-		if (((l3[6] & 0x1f) | l3[7]) != 0)
+		/* a fragment (MF set or an offset) is never a whole test frame */
+		if (((l3[6] & 0x3f) | l3[7]) != 0)
 			return LR_PKT_FOREIGN;
 		ihl = (l3[0] & 0x0f) * 4;
 		if (ihl < 20)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests for frame templates: layout, lengths, checksums checked independently, stamping, parsing back. */
+/* Unit tests for frame templates: layout, lengths, independent checksums, stamping, parsing back. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -247,7 +247,9 @@ static void test_csum_fold(void **state)
 static void build_and_stamp(int family, unsigned int size)
 {
 	static const uint16_t flows[] = { 0, 1, 7, 255, 4095 };
-	static const uint64_t seqs[] = { 0, 1, 0xffff, 0x10000, 0x123456789abcULL, LR_SEQ_MASK, (1ULL << 48) | 7 };
+	static const uint64_t seqs[] = {
+		0, 1, 0xffff, 0x10000, 0x123456789abcULL, LR_SEQ_MASK, (1ULL << 48) | 7,
+	};
 	static const uint64_t tails[] = { 0, 1, 0x0123456789abcdefULL, UINT64_MAX };
 	struct lr_frame_spec spec;
 	struct lr_tmpl *t = build(family, size, &spec);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests for the wire probe: byte layout, big-endian helpers, 48-bit sequence, parser on hand-made frames. */
+/* Unit tests for the wire probe: byte layout, big-endian helpers, 48-bit seq, parsing hand-made frames. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>

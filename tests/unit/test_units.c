@@ -229,7 +229,9 @@ static void test_list(void **state)
 
 static void test_list_errors(void **state)
 {
-	static const char *const bad[] = { "3-1", "a", "", ",", "1,", ",1", "1,,2", "1-", "-1", "1-2-3", "1 2" };
+	static const char *const bad[] = {
+		"3-1", "a", "", ",", "1,", ",1", "1,,2", "1-", "-1", "1-2-3", "1 2",
+	};
 	unsigned int out[8];
 	int err;
 
