@@ -20,13 +20,6 @@ uint32_t lr_csum_add(uint32_t sum, const void *buf, size_t len)
 	return (uint32_t)s;
 }
 
-uint16_t lr_csum_fold(uint32_t sum)
-{
-	sum = (sum & 0xffff) + (sum >> 16);
-	sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)~sum;
-}
-
 unsigned int lr_frame_min_size(int family)
 {
 	unsigned int l3 = family == AF_INET6 ? 40 : 20;

@@ -141,6 +141,11 @@ static int open_engine(struct send_ctx *c)
 			return fail(ret == -ENOMEM ? LR_EXIT_RUNTIME : LR_EXIT_USAGE, "%s", w->errmsg);
 		c->nopen++;
 	}
+	fprintf(stderr, "linerate send: engine %s, %s mode on %s queue%s", c->ops->name,
+		lr_afxdp_zerocopy(&c->ws[0]) ? "zero-copy" : "copy", o->ifname, o->nworkers > 1 ? "s" : "");
+	for (i = 0; i < o->nworkers; i++)
+		fprintf(stderr, "%s%u (cpu %u)", i ? ", " : " ", c->ws[i].queue, c->ws[i].cpu);
+	fprintf(stderr, "%s%s\n", c->ws[0].note[0] ? ": " : "", c->ws[0].note);
 	return 0;
 }
 

@@ -67,6 +67,7 @@ struct lr_worker {
 	bool started;
 	int err;
 	char errmsg[256];
+	char note[160];	/* why a better mode was not used, for the start line */
 };
 
 /* Stamp the next frame of this worker's flows into @pkt (a template copy). */

@@ -39,31 +39,49 @@ int lr_frame_build(const struct lr_frame_spec *spec, struct lr_tmpl *t);
 
 /* RFC 1071 sum helpers (host-order accumulation of big-endian 16-bit words). */
 uint32_t lr_csum_add(uint32_t sum, const void *buf, size_t len);
-uint16_t lr_csum_fold(uint32_t sum);
+static inline uint16_t lr_csum_fold(uint32_t sum)
+{
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
+}
+
+static inline void lr_store_be16(uint8_t *p, uint16_t v)
+{
+	v = __builtin_bswap16(v);
+	__builtin_memcpy(p, &v, 2);
+}
 
 /* Writes probe, source port and checksum into @pkt, a copy of @t->data. */
 static inline void lr_frame_stamp(const struct lr_tmpl *t, uint8_t *pkt, uint16_t magic,
 				  uint16_t flow, uint64_t seq, uint64_t tail)
 {
 	uint8_t *udp = pkt + t->l4_off;
-	struct lr_probe *p = (struct lr_probe *)(udp + 8);
+	uint8_t *p = udp + 8;
 	uint16_t sport = (uint16_t)(t->src_port + flow);
+	uint16_t w[9], c;
 	uint32_t sum = t->csum_base;
-	uint16_t c;
 	int i;
 
-	lr_probe_encode(p, magic, flow, seq, tail);
-	udp[0] = sport >> 8;
-	udp[1] = (uint8_t)sport;
-	/* incremental: the base sum saw zeros where these words now stand */
+	/* the probe as nine big-endian words: magic, flow, seq (3), tail (4) */
+	w[0] = magic;
+	w[1] = flow;
+	w[2] = (uint16_t)(seq >> 32);
+	w[3] = (uint16_t)(seq >> 16);
+	w[4] = (uint16_t)seq;
+	w[5] = (uint16_t)(tail >> 48);
+	w[6] = (uint16_t)(tail >> 32);
+	w[7] = (uint16_t)(tail >> 16);
+	w[8] = (uint16_t)tail;
+	/* incremental checksum: the base sum saw zeros where these words now stand */
 	sum += sport;
-	for (i = 0; i < LR_PROBE_LEN; i += 2)
-		sum += ((uint32_t)((uint8_t *)p)[i] << 8) | ((uint8_t *)p)[i + 1];
+	for (i = 0; i < 9; i++) {
+		sum += w[i];
+		lr_store_be16(p + 2 * i, w[i]);
+	}
+	lr_store_be16(udp, sport);
 	c = lr_csum_fold(sum);
-	if (c == 0)
-		c = 0xffff;	/* 0 means "no checksum" in UDP */
-	udp[6] = c >> 8;
-	udp[7] = (uint8_t)c;
+	lr_store_be16(udp + 6, c ? c : 0xffff);	/* 0 would mean "no checksum" */
 }
 
 #endif

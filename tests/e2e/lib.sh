@@ -17,7 +17,6 @@ LR_PIDS=()
 LR_FAILS=0
 LR_CHECKS=0
 LR_TMP=
-LR_NS=
 LR_LAST_PID=
 
 lr_log()

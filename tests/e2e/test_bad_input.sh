@@ -23,6 +23,7 @@
 #                                        /permission|privilege|root|capabilit|CAP_|not permitted/
 # Every command is bounded (--count 100 / --duration 2, and timeout 20 s) in case it does run.
 set -euo pipefail
+# shellcheck source=tests/e2e/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 lr_init

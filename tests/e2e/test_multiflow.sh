@@ -18,6 +18,7 @@
 #     and count as foreign, test frames do not
 #   - no XDP program remains on rcv0 after recv exits
 set -euo pipefail
+# shellcheck source=tests/e2e/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 COUNT=20000

@@ -21,6 +21,7 @@
 #   - rx.reordered == 0, rx.duplicates == 0, rx.sent == 10000, rx.tail_settled true, flows 4
 #   - at least one end-of-test marker per flow crossed the router
 set -euo pipefail
+# shellcheck source=tests/e2e/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 COUNT=10000

@@ -16,6 +16,7 @@
 #      allowed 2 s to settle)
 #   4. (same for SIGTERM as for SIGINT: exit 0, summary, detached)
 set -euo pipefail
+# shellcheck source=tests/e2e/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 lr_init

@@ -20,6 +20,7 @@
 #     and their packets sum to tx.packets
 #   - rx.per_queue shows packets > 0 on two distinct queues, summing to rx.packets
 set -euo pipefail
+# shellcheck source=tests/e2e/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 COUNT=20000

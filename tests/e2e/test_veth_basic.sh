@@ -19,6 +19,7 @@
 #     delta - packets - foreign >= flows (end-of-test markers)
 #   - no XDP program remains on rcv0 after recv exits
 set -euo pipefail
+# shellcheck source=tests/e2e/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 COUNT=20000
