@@ -263,7 +263,7 @@ static int summary(struct send_ctx *c)
 {
 	const struct lr_send_opts *o = c->o;
 	struct json_object *root, *tx, *pq;
-	uint64_t packets = 0, queued = 0, end = 0, dropped = 0, eot = 0;
+	uint64_t packets = 0, completed = 0, queued = 0, end = 0, dropped = 0, eot = 0;
 	char b1[32], err[256];
 	double secs, pps;
 	unsigned int i;
@@ -273,7 +273,7 @@ static int summary(struct send_ctx *c)
 	for (i = 0; i < o->nworkers; i++) {
 		const struct lr_worker *w = &c->ws[i];
 
-		packets += data_done(w);
+		completed += data_done(w);
 		queued += w->stats.queued;
 		eot += w->stats.eot;
 		if (w->end_ns > end)
@@ -286,15 +286,22 @@ static int summary(struct send_ctx *c)
 	}
 	if (c->have_dropped && !lr_if_stat(o->ifname, "tx_dropped", &dropped))
 		dropped -= c->tx_dropped0;
+	/*
+	 * A completion only says the kernel is done with the frame. Frames the
+	 * device then dropped (on veth: the peer's receive ring was full) were
+	 * not put on the wire, so they are not counted as sent.
+	 */
+	packets = completed - (dropped < completed ? dropped : completed);
 	secs = end > c->start_ns ? (double)(end - c->start_ns) / NS : 0;
 	pps = secs > 0 ? packets / secs : 0;
 
 	fprintf(stderr, "\nlinerate send: %s (%s) on %s, %u worker%s, %u-byte frames, %u flow%s, dst MAC from %s\n",
 		c->ops->name, zc ? "zero-copy" : "copy", o->ifname, o->nworkers, o->nworkers == 1 ? "" : "s", o->size,
 		o->flows, o->flows == 1 ? "" : "s", c->mac_how);
-	fprintf(stderr, "  sent      %llu frames in %.3f s (queued %llu, in flight at end %llu, device tx_dropped %llu)\n",
-		(unsigned long long)packets, secs, (unsigned long long)queued,
-		(unsigned long long)(queued - packets), (unsigned long long)dropped);
+	fprintf(stderr, "  sent      %llu frames in %.3f s, accepted by the device\n", (unsigned long long)packets, secs);
+	fprintf(stderr, "  ring      %llu queued, %llu completed, %llu dropped by the device (tx_dropped), %llu in flight at end\n",
+		(unsigned long long)queued, (unsigned long long)completed, (unsigned long long)dropped,
+		(unsigned long long)(queued - completed));
 	fprintf(stderr, "  rate      %s pps, %.3f Gbit/s L2, %.3f Gbit/s L1\n", lr_fmt_si(pps, b1, sizeof(b1)),
 		pps * o->size * 8 / 1e9, pps * (o->size + 20) * 8 / 1e9);
 	for (i = 0; i < o->nworkers && o->nworkers > 1; i++) {
@@ -318,6 +325,7 @@ static int summary(struct send_ctx *c)
 	tx = json_object_new_object();
 	json_object_object_add(tx, "packets", json_object_new_uint64(packets));
 	json_object_object_add(tx, "queued", json_object_new_uint64(queued));
+	json_object_object_add(tx, "completed", json_object_new_uint64(completed));
 	json_object_object_add(tx, "bytes", json_object_new_uint64(packets * c->tmpl.len));
 	json_object_object_add(tx, "pps", json_object_new_double(pps));
 	json_object_object_add(tx, "bps_l2", json_object_new_double(pps * o->size * 8));
