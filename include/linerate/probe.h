@@ -57,6 +57,26 @@ LR_INLINE __u64 lr_get_be(const __u8 *p, int n)
 	return v;
 }
 
+/*
+ * A big-endian 16-bit field at an even offset. In BPF a direct halfword load
+ * (packet data is 2-byte aligned there); in user space, where a buffer may
+ * sit anywhere, a memcpy the compiler turns into one load.
+ */
+LR_INLINE __u16 lr_be16(const __u8 *p)
+{
+	__u16 v;
+
+#ifdef __bpf__
+	v = *(const __u16 *)p;
+#else
+	__builtin_memcpy(&v, p, 2);
+#endif
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	v = __builtin_bswap16(v);
+#endif
+	return v;
+}
+
 LR_INLINE void lr_put_be(__u8 *p, __u64 v, int n)
 {
 	int i;
@@ -97,12 +117,12 @@ LR_INLINE int lr_parse(const void *data, const void *end, __u16 dport, struct lr
 
 	if (p + LR_ETH_HLEN > (const __u8 *)end)
 		return LR_PKT_FOREIGN;
-	proto = ((__u16)p[12] << 8) | p[13];
+	proto = lr_be16(p + 12);
 	l3 = p + LR_ETH_HLEN;
 	if (proto == LR_ETH_P_8021Q || proto == LR_ETH_P_8021AD) {
 		if (l3 + 4 > (const __u8 *)end)
 			return LR_PKT_FOREIGN;
-		proto = ((__u16)l3[2] << 8) | l3[3];
+		proto = lr_be16(l3 + 2);
 		l3 += 4;
 	}
 	if (proto == LR_ETH_P_IP) {
@@ -130,15 +150,16 @@ LR_INLINE int lr_parse(const void *data, const void *end, __u16 dport, struct lr
 	}
 	if (l4 + 8 + LR_PROBE_LEN > (const __u8 *)end)
 		return LR_PKT_FOREIGN;
-	if ((((__u16)l4[2] << 8) | l4[3]) != dport)
+	if (lr_be16(l4 + 2) != dport)
 		return LR_PKT_FOREIGN;
 	pr = (const struct lr_probe *)(l4 + 8);
-	magic = ((__u16)pr->magic[0] << 8) | pr->magic[1];
+	magic = lr_be16(pr->magic);
 	if (magic != LR_MAGIC_DATA && magic != LR_MAGIC_EOT)
 		return LR_PKT_FOREIGN;
-	out->flow = ((__u32)pr->flow[0] << 8) | pr->flow[1];
-	out->seq = lr_get_be(pr->seq, 6);
-	out->tail = lr_get_be(pr->tail, 8);
+	out->flow = lr_be16(pr->flow);
+	out->seq = ((__u64)lr_be16(pr->seq) << 32) | ((__u64)lr_be16(pr->seq + 2) << 16) | lr_be16(pr->seq + 4);
+	out->tail = ((__u64)lr_be16(pr->tail) << 48) | ((__u64)lr_be16(pr->tail + 2) << 32) |
+		    ((__u64)lr_be16(pr->tail + 4) << 16) | lr_be16(pr->tail + 6);
 	out->len = (__u32)((const __u8 *)end - p);
 	out->probe_off = (__u32)((const __u8 *)pr - p);
 	return magic == LR_MAGIC_DATA ? LR_PKT_DATA : LR_PKT_EOT;
