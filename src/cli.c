@@ -120,3 +120,13 @@ int lr_cli_mac(const char *opt, const char *arg, unsigned char mac[6], char *err
 	}
 	return 0;
 }
+
+int lr_cli_str(const char *opt, const char *arg, char *dst, size_t len, char *err, size_t errlen)
+{
+	if (!*arg || strlen(arg) >= len) {
+		snprintf(err, errlen, "%s: '%s' is empty or too long (at most %zu characters)", opt, arg, len - 1);
+		return -EINVAL;
+	}
+	memcpy(dst, arg, strlen(arg) + 1);
+	return 0;
+}

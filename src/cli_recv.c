@@ -42,16 +42,6 @@ void lr_recv_opts_default(struct lr_recv_opts *o)
 	o->dst_port = LR_DEFAULT_DST_PORT;
 }
 
-static int copy_arg(const char *opt, const char *arg, char *dst, size_t len, char *err, size_t errlen)
-{
-	if (!*arg || strlen(arg) >= len) {
-		snprintf(err, errlen, "%s: '%s' is empty or too long", opt, arg);
-		return -EINVAL;
-	}
-	strcpy(dst, arg);
-	return 0;
-}
-
 static int recv_set(void *ctx, int id, const char *arg, char *err, size_t errlen)
 {
 	struct lr_recv_opts *o = ctx;
@@ -59,7 +49,7 @@ static int recv_set(void *ctx, int id, const char *arg, char *err, size_t errlen
 
 	switch (id) {
 	case O_IFACE:
-		return copy_arg("--interface", arg, o->ifname, sizeof(o->ifname), err, errlen);
+		return lr_cli_str("--interface", arg, o->ifname, sizeof(o->ifname), err, errlen);
 	case O_DST_PORT:
 		if (lr_parse_count(arg, 1, 65535, &v)) {
 			snprintf(err, errlen, "--dst-port: '%s' is not a port (1..65535)", arg);
@@ -92,11 +82,11 @@ static int recv_set(void *ctx, int id, const char *arg, char *err, size_t errlen
 		}
 		return 0;
 	case O_READY:
-		return copy_arg("--ready-file", arg, o->ready_file, sizeof(o->ready_file), err, errlen);
+		return lr_cli_str("--ready-file", arg, o->ready_file, sizeof(o->ready_file), err, errlen);
 	case O_NETNS:
-		return copy_arg("--netns", arg, o->netns, sizeof(o->netns), err, errlen);
+		return lr_cli_str("--netns", arg, o->netns, sizeof(o->netns), err, errlen);
 	case O_JSON:
-		return copy_arg("--json", arg, o->json, sizeof(o->json), err, errlen);
+		return lr_cli_str("--json", arg, o->json, sizeof(o->json), err, errlen);
 	case O_QUIET:
 		o->quiet = true;
 		return 0;

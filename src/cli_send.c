@@ -103,12 +103,7 @@ static int send_set(void *ctx, int id, const char *arg, char *err, size_t errlen
 
 	switch (id) {
 	case O_IFACE:
-		if (strlen(arg) >= sizeof(o->ifname) || !*arg) {
-			snprintf(err, errlen, "--interface: '%s' is not a valid interface name", arg);
-			return -EINVAL;
-		}
-		strcpy(o->ifname, arg);
-		return 0;
+		return lr_cli_str("--interface", arg, o->ifname, sizeof(o->ifname), err, errlen);
 	case O_DST_IP:
 		o->have_dst_ip = true;
 		return parse_ip(o, "--dst-ip", arg, &o->dst_ip, err, errlen);
@@ -207,19 +202,9 @@ static int send_set(void *ctx, int id, const char *arg, char *err, size_t errlen
 		o->batch = (unsigned int)v;
 		return 0;
 	case O_NETNS:
-		if (strlen(arg) >= sizeof(o->netns) || !*arg) {
-			snprintf(err, errlen, "--netns: '%s' is not a namespace", arg);
-			return -EINVAL;
-		}
-		strcpy(o->netns, arg);
-		return 0;
+		return lr_cli_str("--netns", arg, o->netns, sizeof(o->netns), err, errlen);
 	case O_JSON:
-		if (strlen(arg) >= sizeof(o->json) || !*arg) {
-			snprintf(err, errlen, "--json: bad file name");
-			return -EINVAL;
-		}
-		strcpy(o->json, arg);
-		return 0;
+		return lr_cli_str("--json", arg, o->json, sizeof(o->json), err, errlen);
 	case O_QUIET:
 		o->quiet = true;
 		return 0;

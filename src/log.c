@@ -31,6 +31,29 @@ void lr_log(int level, const char *fmt, ...)
 	va_end(ap);
 }
 
+void lr_msg(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!buf || !len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, len, fmt, ap);
+	va_end(ap);
+}
+
+int lr_fail(int code, const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "linerate %s: ", cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return code;
+}
+
 /* Library chatter shows one -v later than ours: warnings at -v, the rest at -vv. */
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {

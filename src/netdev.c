@@ -62,19 +62,6 @@ struct link_info {
 	char name[IF_NAMESIZE];
 };
 
-static void set_msg(char *buf, size_t len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void set_msg(char *buf, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!buf || !len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(buf, len, fmt, ap);
-	va_end(ap);
-}
 
 static bool mac_usable(const uint8_t mac[6])
 {
@@ -388,7 +375,7 @@ static int veth_peer_mac(const struct lr_if *ifc, uint8_t mac[6], char *how, siz
 	if (!peer.have_mac || !mac_usable(peer.mac))
 		return -ENOENT;
 	memcpy(mac, peer.mac, 6);
-	set_msg(how, howlen, "veth peer %s", peer.name[0] ? peer.name : "(unnamed)");
+	lr_msg(how, howlen, "veth peer %s", peer.name[0] ? peer.name : "(unnamed)");
 	return 0;
 }
 
@@ -401,12 +388,12 @@ int lr_if_open(const char *name, struct lr_if *ifc, char *err, size_t errlen)
 
 	memset(ifc, 0, sizeof(*ifc));
 	if (!name || !name[0]) {
-		set_msg(err, errlen, "no interface name given");
+		lr_msg(err, errlen, "no interface name given");
 		return -EINVAL;
 	}
 	len = strlen(name);
 	if (len >= IFNAMSIZ) {
-		set_msg(err, errlen, "interface name '%s' is too long (at most %d characters)",
+		lr_msg(err, errlen, "interface name '%s' is too long (at most %d characters)",
 			name, IFNAMSIZ - 1);
 		return -EINVAL;
 	}
@@ -416,17 +403,17 @@ int lr_if_open(const char *name, struct lr_if *ifc, char *err, size_t errlen)
 	if (!ifc->ifindex) {
 		ret = -errno;
 		if (ret == -ENODEV || ret == -ENXIO || !ret) {
-			set_msg(err, errlen, "interface '%s' not found", name);
+			lr_msg(err, errlen, "interface '%s' not found", name);
 			return -ENODEV;
 		}
-		set_msg(err, errlen, "cannot look up interface '%s': %s", name, strerror(-ret));
+		lr_msg(err, errlen, "cannot look up interface '%s': %s", name, strerror(-ret));
 		return ret;
 	}
 
 	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
 		ret = -errno;
-		set_msg(err, errlen, "cannot open a socket to query interface '%s': %s", name,
+		lr_msg(err, errlen, "cannot open a socket to query interface '%s': %s", name,
 			strerror(-ret));
 		goto out;
 	}
@@ -435,9 +422,9 @@ int lr_if_open(const char *name, struct lr_if *ifc, char *err, size_t errlen)
 	if (ioctl(fd, SIOCGIFFLAGS, &ifr) < 0) {
 		ret = -errno;
 		if (ret == -ENODEV)
-			set_msg(err, errlen, "interface '%s' not found", name);
+			lr_msg(err, errlen, "interface '%s' not found", name);
 		else
-			set_msg(err, errlen, "cannot read flags of interface '%s': %s", name,
+			lr_msg(err, errlen, "cannot read flags of interface '%s': %s", name,
 				strerror(-ret));
 		goto out;
 	}
@@ -445,14 +432,14 @@ int lr_if_open(const char *name, struct lr_if *ifc, char *err, size_t errlen)
 
 	if (ioctl(fd, SIOCGIFMTU, &ifr) < 0) {
 		ret = -errno;
-		set_msg(err, errlen, "cannot read MTU of interface '%s': %s", name, strerror(-ret));
+		lr_msg(err, errlen, "cannot read MTU of interface '%s': %s", name, strerror(-ret));
 		goto out;
 	}
 	ifc->mtu = ifr.ifr_mtu;
 
 	if (ioctl(fd, SIOCGIFHWADDR, &ifr) < 0) {
 		ret = -errno;
-		set_msg(err, errlen, "cannot read MAC address of interface '%s': %s", name,
+		lr_msg(err, errlen, "cannot read MAC address of interface '%s': %s", name,
 			strerror(-ret));
 		goto out;
 	}
@@ -469,7 +456,7 @@ int lr_if_open(const char *name, struct lr_if *ifc, char *err, size_t errlen)
 
 	/* Checked last so a caller that wants to explain the refusal has the facts. */
 	if (!ifc->up) {
-		set_msg(err, errlen, "interface '%s' is down", name);
+		lr_msg(err, errlen, "interface '%s' is down", name);
 		ret = -ENETDOWN;
 	}
 out:
@@ -532,7 +519,7 @@ int lr_if_dst_mac(const struct lr_if *ifc, int family, const struct in6_addr *ds
 	if (dst) {
 		err = neigh_lookup(ifc, family, dst, mac);
 		if (!err) {
-			set_msg(how, howlen, "neighbour table");
+			lr_msg(how, howlen, "neighbour table");
 			return 0;
 		}
 		if (err != -ENOENT)

@@ -24,19 +24,6 @@
 
 #define NETNS_RUN_DIR "/run/netns"
 
-static void set_msg(char *buf, size_t len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void set_msg(char *buf, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!buf || !len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(buf, len, fmt, ap);
-	va_end(ap);
-}
 
 /* NAME, pid:PID or /absolute/path to the file that names the namespace. */
 static int netns_path(const char *spec, char *path, size_t len, char *err, size_t errlen)
@@ -50,7 +37,7 @@ static int netns_path(const char *spec, char *path, size_t len, char *err, size_
 		errno = 0;
 		pid = strtol(spec + 4, &end, 10);
 		if (errno || end == spec + 4 || *end || pid <= 0 || pid > INT_MAX) {
-			set_msg(err, errlen, "network namespace '%s': '%s' is not a process id",
+			lr_msg(err, errlen, "network namespace '%s': '%s' is not a process id",
 				spec, spec + 4);
 			return -EINVAL;
 		}
@@ -60,13 +47,13 @@ static int netns_path(const char *spec, char *path, size_t len, char *err, size_
 	} else {
 		/* A name must stay inside the run directory. */
 		if (strchr(spec, '/') || !strcmp(spec, ".") || !strcmp(spec, "..")) {
-			set_msg(err, errlen, "'%s' is not a valid network namespace name", spec);
+			lr_msg(err, errlen, "'%s' is not a valid network namespace name", spec);
 			return -EINVAL;
 		}
 		n = snprintf(path, len, NETNS_RUN_DIR "/%s", spec);
 	}
 	if (n < 0 || (size_t)n >= len) {
-		set_msg(err, errlen, "network namespace name '%.64s...' is too long", spec);
+		lr_msg(err, errlen, "network namespace name '%.64s...' is too long", spec);
 		return -ENAMETOOLONG;
 	}
 	return 0;
@@ -81,7 +68,7 @@ static bool is_bpffs(const char *path)
 
 static void needs_root(const char *spec, char *err, size_t errlen)
 {
-	set_msg(err, errlen, "entering network namespace '%s' needs root (CAP_SYS_ADMIN)", spec);
+	lr_msg(err, errlen, "entering network namespace '%s' needs root (CAP_SYS_ADMIN)", spec);
 }
 
 /*
@@ -103,7 +90,7 @@ int lr_netns_enter(const char *spec, char *err, size_t errlen)
 	int fd, ret;
 
 	if (!spec || !spec[0]) {
-		set_msg(err, errlen, "no network namespace given");
+		lr_msg(err, errlen, "no network namespace given");
 		return -EINVAL;
 	}
 	ret = netns_path(spec, path, sizeof(path), err, errlen);
@@ -114,11 +101,11 @@ int lr_netns_enter(const char *spec, char *err, size_t errlen)
 	if (fd < 0) {
 		ret = -errno;
 		if (ret == -ENOENT || ret == -ESRCH)
-			set_msg(err, errlen, "network namespace '%s' not found", spec);
+			lr_msg(err, errlen, "network namespace '%s' not found", spec);
 		else if (ret == -EACCES || ret == -EPERM)
 			needs_root(spec, err, errlen);
 		else
-			set_msg(err, errlen, "cannot open network namespace '%s' (%s): %s", spec,
+			lr_msg(err, errlen, "cannot open network namespace '%s' (%s): %s", spec,
 				path, strerror(-ret));
 		return ret;
 	}
@@ -127,9 +114,9 @@ int lr_netns_enter(const char *spec, char *err, size_t errlen)
 		if (ret == -EPERM)
 			needs_root(spec, err, errlen);
 		else if (ret == -EINVAL)
-			set_msg(err, errlen, "'%s' (%s) is not a network namespace", spec, path);
+			lr_msg(err, errlen, "'%s' (%s) is not a network namespace", spec, path);
 		else
-			set_msg(err, errlen, "cannot enter network namespace '%s': %s", spec,
+			lr_msg(err, errlen, "cannot enter network namespace '%s': %s", spec,
 				strerror(-ret));
 		goto out;
 	}
@@ -148,13 +135,13 @@ int lr_netns_enter(const char *spec, char *err, size_t errlen)
 		if (ret == -EPERM)
 			needs_root(spec, err, errlen);
 		else
-			set_msg(err, errlen, "cannot create a mount namespace for '%s': %s", spec,
+			lr_msg(err, errlen, "cannot create a mount namespace for '%s': %s", spec,
 				strerror(-ret));
 		goto out;
 	}
 	if (mount(NULL, "/", NULL, MS_SLAVE | MS_REC, NULL) < 0) {
 		ret = -errno;
-		set_msg(err, errlen, "cannot make / a slave mount for network namespace '%s': %s",
+		lr_msg(err, errlen, "cannot make / a slave mount for network namespace '%s': %s",
 			spec, strerror(-ret));
 		goto out;
 	}
@@ -163,7 +150,7 @@ int lr_netns_enter(const char *spec, char *err, size_t errlen)
 		pr_debug("umount /sys: %s; mounting the new sysfs over it\n", strerror(errno));
 	if (mount("sysfs", "/sys", "sysfs", sysfs_flags, NULL) < 0) {
 		ret = -errno;
-		set_msg(err, errlen, "cannot mount /sys for network namespace '%s': %s", spec,
+		lr_msg(err, errlen, "cannot mount /sys for network namespace '%s': %s", spec,
 			strerror(-ret));
 		goto out;
 	}

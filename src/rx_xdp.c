@@ -49,18 +49,6 @@ struct rx_totals {
 	bool settled;
 };
 
-static int fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail(int code, const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "linerate recv: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	return code;
-}
 
 static void on_signal(int sig)
 {
@@ -188,11 +176,11 @@ static int attach(struct recv_ctx *c)
 	err = -errno;
 fail:
 	if (err == -EBUSY || err == -EEXIST)
-		return fail(LR_EXIT_USAGE, "%s already has an XDP program attached; detach it first (ip link set dev %s xdp off)",
+		return lr_fail(LR_EXIT_USAGE, "recv", "%s already has an XDP program attached; detach it first (ip link set dev %s xdp off)",
 			    o->ifname, o->ifname);
 	if (err == -EPERM)
-		return fail(LR_EXIT_USAGE, "attaching XDP to %s needs root (CAP_NET_ADMIN, CAP_BPF)", o->ifname);
-	return fail(LR_EXIT_USAGE, "cannot attach XDP (%s mode) to %s: %s",
+		return lr_fail(LR_EXIT_USAGE, "recv", "attaching XDP to %s needs root (CAP_NET_ADMIN, CAP_BPF)", o->ifname);
+	return lr_fail(LR_EXIT_USAGE, "recv", "cannot attach XDP (%s mode) to %s: %s",
 		    o->xdp_mode == LR_XDP_NATIVE ? "native" : "generic", o->ifname, strerror(-err));
 }
 
@@ -246,7 +234,7 @@ static int report(struct recv_ctx *c)
 
 	ret = read_counters(c);
 	if (ret)
-		return fail(LR_EXIT_RUNTIME, "cannot read counters: %s", strerror(-ret));
+		return lr_fail(LR_EXIT_RUNTIME, "recv", "cannot read counters: %s", strerror(-ret));
 	flow_totals(c, &t);
 	/* rates over the span the frames actually arrived in, not the time spent waiting */
 	active = s->last_ns > s->first_ns ? (double)(s->last_ns - s->first_ns) / NS : 0;
@@ -331,7 +319,7 @@ static int report(struct recv_ctx *c)
 	ret = lr_json_write(root, o->json, err, sizeof(err));
 	json_object_put(root);
 	if (ret)
-		return fail(LR_EXIT_RUNTIME, "%s", err);
+		return lr_fail(LR_EXIT_RUNTIME, "recv", "%s", err);
 	return LR_EXIT_OK;
 }
 
@@ -376,12 +364,12 @@ int lr_cmd_recv(const struct lr_recv_opts *o)
 	lr_log_set_level(o->verbose);
 	lr_log_hook_libs();
 	if (o->json[0] && lr_json_check_path(o->json, err, sizeof(err)))
-		return fail(LR_EXIT_USAGE, "%s", err + strlen("--json: "));
+		return lr_fail(LR_EXIT_USAGE, "recv", "%s", err + strlen("--json: "));
 	if (o->netns[0] && lr_netns_enter(o->netns, err, sizeof(err)))
-		return fail(LR_EXIT_USAGE, "%s", err);
+		return lr_fail(LR_EXIT_USAGE, "recv", "%s", err);
 	ret = lr_if_open(o->ifname, &c.ifc, err, sizeof(err));
 	if (ret)
-		return fail(LR_EXIT_USAGE, "%s", err);
+		return lr_fail(LR_EXIT_USAGE, "recv", "%s", err);
 	if (geteuid() != 0 && access("/proc/self/status", R_OK) == 0) {
 		/* a clearer word than libbpf's EPERM dump; capabilities may still allow it */
 		pr_debug("recv: not root; loading BPF needs CAP_BPF and CAP_NET_ADMIN\n");
@@ -389,14 +377,14 @@ int lr_cmd_recv(const struct lr_recv_opts *o)
 
 	c.ncpus = libbpf_num_possible_cpus();
 	if (c.ncpus <= 0)
-		return fail(LR_EXIT_RUNTIME, "cannot count CPUs");
+		return lr_fail(LR_EXIT_RUNTIME, "recv", "cannot count CPUs");
 	c.percpu = calloc((size_t)c.ncpus, sizeof(*c.percpu));
 	if (!c.percpu)
-		return fail(LR_EXIT_RUNTIME, "out of memory");
+		return lr_fail(LR_EXIT_RUNTIME, "recv", "out of memory");
 
 	c.skel = recv__open();
 	if (!c.skel) {
-		ret = fail(LR_EXIT_RUNTIME, "cannot open the embedded BPF object: %s", strerror(errno));
+		ret = lr_fail(LR_EXIT_RUNTIME, "recv", "cannot open the embedded BPF object: %s", strerror(errno));
 		goto out;
 	}
 	c.skel->rodata->cfg_dport = o->dst_port;
@@ -404,9 +392,9 @@ int lr_cmd_recv(const struct lr_recv_opts *o)
 	ret = recv__load(c.skel);
 	if (ret) {
 		if (ret == -EPERM || ret == -EACCES)
-			ret = fail(LR_EXIT_USAGE, "loading the XDP program needs root (CAP_BPF, CAP_NET_ADMIN)");
+			ret = lr_fail(LR_EXIT_USAGE, "recv", "loading the XDP program needs root (CAP_BPF, CAP_NET_ADMIN)");
 		else
-			ret = fail(LR_EXIT_RUNTIME, "cannot load the XDP program: %s (run with -vv for the verifier log)",
+			ret = lr_fail(LR_EXIT_RUNTIME, "recv", "cannot load the XDP program: %s (run with -vv for the verifier log)",
 				   strerror(-ret));
 		goto out;
 	}
@@ -414,7 +402,7 @@ int lr_cmd_recv(const struct lr_recv_opts *o)
 	c.flows = mmap(NULL, c.flows_len, PROT_READ, MAP_SHARED, bpf_map__fd(c.skel->maps.flows), 0);
 	if (c.flows == MAP_FAILED) {
 		c.flows = NULL;
-		ret = fail(LR_EXIT_RUNTIME, "cannot map the flow table: %s", strerror(errno));
+		ret = lr_fail(LR_EXIT_RUNTIME, "recv", "cannot map the flow table: %s", strerror(errno));
 		goto out;
 	}
 	ret = attach(&c);
@@ -425,7 +413,7 @@ int lr_cmd_recv(const struct lr_recv_opts *o)
 	sigaction(SIGTERM, &sa, NULL);
 	fprintf(stderr, "linerate recv: ready on %s (xdp %s), counting UDP port %u\n", o->ifname, c.mode, o->dst_port);
 	if (o->ready_file[0] && (ret = write_ready(o->ready_file))) {
-		ret = fail(LR_EXIT_USAGE, "--ready-file: cannot write '%s': %s", o->ready_file, strerror(-ret));
+		ret = lr_fail(LR_EXIT_USAGE, "recv", "--ready-file: cannot write '%s': %s", o->ready_file, strerror(-ret));
 		goto out;
 	}
 	loop(&c);

@@ -35,18 +35,6 @@ struct send_ctx {
 	char mac_how[64];
 };
 
-static int fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail(int code, const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "linerate send: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	return code;
-}
 
 static const char *ip_str(int family, const struct in6_addr *a, char *buf, size_t len)
 {
@@ -64,16 +52,16 @@ static int prepare(struct send_ctx *c)
 
 	ret = lr_if_open(o->ifname, &c->ifc, err, sizeof(err));
 	if (ret)
-		return fail(LR_EXIT_USAGE, "%s", err);
+		return lr_fail(LR_EXIT_USAGE, "send", "%s", err);
 	if (c->ifc.physical && !o->allow_physical)
-		return fail(LR_EXIT_USAGE, "%s is a physical NIC; linerate floods it at line rate: add --allow-physical if you mean it",
+		return lr_fail(LR_EXIT_USAGE, "send", "%s is a physical NIC; linerate floods it at line rate: add --allow-physical if you mean it",
 			    o->ifname);
 	if (o->size - LR_ETH_HLEN - LR_FCS_LEN > c->ifc.mtu)
-		return fail(LR_EXIT_USAGE, "--size %u is larger than %s's MTU %u allows (at most %u with FCS)", o->size,
+		return lr_fail(LR_EXIT_USAGE, "send", "--size %u is larger than %s's MTU %u allows (at most %u with FCS)", o->size,
 			    o->ifname, c->ifc.mtu, c->ifc.mtu + LR_ETH_HLEN + LR_FCS_LEN);
 	for (i = 0; i < o->nworkers; i++)
 		if (o->queues[i] >= c->ifc.tx_queues)
-			return fail(LR_EXIT_USAGE, "--queues: queue %u is beyond %s's %u TX queue%s", o->queues[i], o->ifname,
+			return lr_fail(LR_EXIT_USAGE, "send", "--queues: queue %u is beyond %s's %u TX queue%s", o->queues[i], o->ifname,
 				    c->ifc.tx_queues, c->ifc.tx_queues == 1 ? "" : "s");
 
 	spec.family = o->family;
@@ -84,7 +72,7 @@ static int prepare(struct send_ctx *c)
 	if (o->have_src_ip) {
 		spec.src_ip = o->src_ip;
 	} else if (lr_if_addr(&c->ifc, o->family, &spec.src_ip)) {
-		return fail(LR_EXIT_USAGE, "%s has no %s address: give --src-ip", o->ifname,
+		return lr_fail(LR_EXIT_USAGE, "send", "%s has no %s address: give --src-ip", o->ifname,
 			    o->family == AF_INET6 ? "IPv6" : "IPv4");
 	}
 	memcpy(spec.src_mac, o->have_src_mac ? o->src_mac : c->ifc.mac, 6);
@@ -92,12 +80,12 @@ static int prepare(struct send_ctx *c)
 		memcpy(spec.dst_mac, o->dst_mac, 6);
 		snprintf(c->mac_how, sizeof(c->mac_how), "--dst-mac");
 	} else if (lr_if_dst_mac(&c->ifc, o->family, &o->dst_ip, spec.dst_mac, c->mac_how, sizeof(c->mac_how))) {
-		return fail(LR_EXIT_USAGE, "no MAC address known for %s on %s (not in the neighbour table, no veth peer): give --dst-mac",
+		return lr_fail(LR_EXIT_USAGE, "send", "no MAC address known for %s on %s (not in the neighbour table, no veth peer): give --dst-mac",
 			    ip_str(o->family, &o->dst_ip, ip, sizeof(ip)), o->ifname);
 	}
 	ret = lr_frame_build(&spec, &c->tmpl);
 	if (ret)
-		return fail(LR_EXIT_USAGE, "cannot build a %u-byte frame: %s", o->size, strerror(-ret));
+		return lr_fail(LR_EXIT_USAGE, "send", "cannot build a %u-byte frame: %s", o->size, strerror(-ret));
 	return 0;
 }
 
@@ -113,14 +101,14 @@ static int open_engine(struct send_ctx *c)
 	c->ops = &lr_engine_afxdp;
 	ret = c->ops->probe(&c->ifc, o, why, sizeof(why));
 	if (ret)
-		return fail(LR_EXIT_USAGE, "%s", why);
+		return lr_fail(LR_EXIT_USAGE, "send", "%s", why);
 
 	c->ws = calloc(o->nworkers, sizeof(*c->ws));
 	if (!c->ws)
-		return fail(LR_EXIT_RUNTIME, "out of memory");
+		return lr_fail(LR_EXIT_RUNTIME, "send", "out of memory");
 	ret = lr_workers_plan(c->ws, o->nworkers, o->flows, o->count);
 	if (ret)
-		return fail(LR_EXIT_RUNTIME, "cannot plan workers: %s", strerror(-ret));
+		return lr_fail(LR_EXIT_RUNTIME, "send", "cannot plan workers: %s", strerror(-ret));
 	for (i = 0; i < o->nworkers; i++) {
 		struct lr_worker *w = &c->ws[i];
 		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
@@ -138,7 +126,7 @@ static int open_engine(struct send_ctx *c)
 			w->pps = 1;
 		ret = c->ops->open(w);
 		if (ret)
-			return fail(ret == -ENOMEM ? LR_EXIT_RUNTIME : LR_EXIT_USAGE, "%s", w->errmsg);
+			return lr_fail(ret == -ENOMEM ? LR_EXIT_RUNTIME : LR_EXIT_USAGE, "send", "%s", w->errmsg);
 		c->nopen++;
 	}
 	fprintf(stderr, "linerate send: engine %s, %s mode on %s queue%s", c->ops->name,
@@ -230,7 +218,7 @@ static int run(struct send_ctx *c)
 			__atomic_store_n(&c->go, -1, __ATOMIC_RELEASE);
 			for (; i > 0; i--)
 				pthread_join(c->ws[i - 1].thread, NULL);
-			return fail(LR_EXIT_RUNTIME, "cannot start worker thread: %s", strerror(ret));
+			return lr_fail(LR_EXIT_RUNTIME, "send", "cannot start worker thread: %s", strerror(ret));
 		}
 		c->ws[i].started = true;
 	}
@@ -365,9 +353,9 @@ int lr_cmd_send(const struct lr_send_opts *o)
 	lr_log_set_level(o->verbose);
 	lr_log_hook_libs();
 	if (o->json[0] && lr_json_check_path(o->json, err, sizeof(err)))
-		return fail(LR_EXIT_USAGE, "%s", err + strlen("--json: "));
+		return lr_fail(LR_EXIT_USAGE, "send", "%s", err + strlen("--json: "));
 	if (o->netns[0] && lr_netns_enter(o->netns, err, sizeof(err)))
-		return fail(LR_EXIT_USAGE, "%s", err);
+		return lr_fail(LR_EXIT_USAGE, "send", "%s", err);
 	ret = prepare(&c);
 	if (ret)
 		return ret;

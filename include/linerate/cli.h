@@ -31,6 +31,8 @@ int lr_cli_parse(const struct lr_cli *cli, int argc, char **argv, lr_opt_setter 
 		 FILE *help_out, char *err, size_t errlen);
 void lr_cli_help(const struct lr_cli *cli, FILE *out);
 
+/* Copies a non-empty string option that fits @len, or says which option is wrong. */
+int lr_cli_str(const char *opt, const char *arg, char *dst, size_t len, char *err, size_t errlen);
 /* Shared value parsers that word their errors after the option. */
 int lr_cli_mac(const char *opt, const char *arg, unsigned char mac[6], char *err, size_t errlen);
 

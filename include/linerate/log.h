@@ -4,12 +4,18 @@
 #define LINERATE_LOG_H
 
 #include <signal.h>
+#include <stddef.h>
 
 enum lr_log_level { LR_LOG_WARN = 0, LR_LOG_INFO = 1, LR_LOG_DEBUG = 2 };
 
 void lr_log_set_level(int level);
 int lr_log_level(void);
 void lr_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* snprintf into a caller's message buffer, which may be NULL. */
+void lr_msg(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Prints "linerate CMD: message" on stderr and returns @code (an exit code). */
+int lr_fail(int code, const char *cmd, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 /* Sends libbpf and libxdp messages one level quieter than ours. */
 void lr_log_hook_libs(void);
 
