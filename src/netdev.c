@@ -5,7 +5,6 @@
 #include <fcntl.h>
 #include <ifaddrs.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

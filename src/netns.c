@@ -7,7 +7,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <sched.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
