@@ -168,6 +168,7 @@ static int afxdp_open(struct lr_worker *w)
 	}
 	x->nfree = NUM_FRAMES;
 	w->engine = x;
+	w->mode = x->zerocopy ? "zerocopy" : "copy";
 	return 0;
 
 fail:
@@ -287,15 +288,9 @@ static void afxdp_close(struct lr_worker *w)
 	w->engine = NULL;
 }
 
-bool lr_afxdp_zerocopy(const struct lr_worker *w)
-{
-	const struct xsk_priv *x = w->engine;
-
-	return x && x->zerocopy;
-}
-
 const struct lr_engine_ops lr_engine_afxdp = {
 	.name = "afxdp",
+	.drops_completed = true,
 	.probe = afxdp_probe,
 	.open = afxdp_open,
 	.tx = afxdp_tx,

@@ -128,8 +128,8 @@ static int open_engine(struct send_ctx *c)
 			return lr_fail(ret == -ENOMEM ? LR_EXIT_RUNTIME : LR_EXIT_USAGE, "send", "%s", w->errmsg);
 		c->nopen++;
 	}
-	fprintf(stderr, "linerate send: engine %s, %s mode on %s queue%s", c->ops->name,
-		lr_afxdp_zerocopy(&c->ws[0]) ? "zero-copy" : "copy", o->ifname, o->nworkers > 1 ? "s" : "");
+	fprintf(stderr, "linerate send: engine %s, %s mode on %s queue%s", c->ops->name, c->ws[0].mode, o->ifname,
+		o->nworkers > 1 ? "s" : "");
 	for (i = 0; i < o->nworkers; i++)
 		fprintf(stderr, "%s%u (cpu %u)", i ? ", " : " ", c->ws[i].queue, c->ws[i].cpu);
 	fprintf(stderr, "%s%s\n", c->ws[0].note[0] ? ": " : "", c->ws[0].note);
@@ -255,7 +255,7 @@ static int summary(struct send_ctx *c)
 	double secs, pps;
 	unsigned int i;
 	int code = LR_EXIT_OK;
-	bool zc = lr_afxdp_zerocopy(&c->ws[0]);
+	const char *mode = c->ws[0].mode;
 
 	for (i = 0; i < o->nworkers; i++) {
 		const struct lr_worker *w = &c->ws[i];
@@ -274,16 +274,19 @@ static int summary(struct send_ctx *c)
 	if (c->have_dropped && !lr_if_stat(o->ifname, "tx_dropped", &dropped))
 		dropped -= c->tx_dropped0;
 	/*
-	 * A completion only says the kernel is done with the frame. Frames the
-	 * device then dropped (on veth: the peer's receive ring was full) were
-	 * not put on the wire, so they are not counted as sent.
+	 * A completion only says the kernel is done with the frame. Where the
+	 * engine does not retry them, frames the device dropped (on veth: the
+	 * peer's receive ring was full) were not put on the wire and are not
+	 * counted as sent.
 	 */
-	packets = completed - (dropped < completed ? dropped : completed);
+	packets = completed;
+	if (c->ops->drops_completed)
+		packets -= dropped < completed ? dropped : completed;
 	secs = end > c->start_ns ? (double)(end - c->start_ns) / NS : 0;
 	pps = secs > 0 ? packets / secs : 0;
 
 	fprintf(stderr, "\nlinerate send: %s (%s) on %s, %u worker%s, %u-byte frames, %u flow%s, dst MAC from %s\n",
-		c->ops->name, zc ? "zero-copy" : "copy", o->ifname, o->nworkers, o->nworkers == 1 ? "" : "s", o->size,
+		c->ops->name, mode, o->ifname, o->nworkers, o->nworkers == 1 ? "" : "s", o->size,
 		o->flows, o->flows == 1 ? "" : "s", c->mac_how);
 	fprintf(stderr, "  sent      %llu frames in %.3f s, accepted by the device\n", (unsigned long long)packets, secs);
 	fprintf(stderr, "  ring      %llu queued, %llu completed, %llu dropped by the device (tx_dropped), %llu in flight at end\n",
@@ -304,7 +307,7 @@ static int summary(struct send_ctx *c)
 	root = json_object_new_object();
 	json_object_object_add(root, "command", json_object_new_string("send"));
 	json_object_object_add(root, "engine", json_object_new_string(c->ops->name));
-	json_object_object_add(root, "mode", json_object_new_string(zc ? "zerocopy" : "copy"));
+	json_object_object_add(root, "mode", json_object_new_string(mode));
 	json_object_object_add(root, "interface", json_object_new_string(o->ifname));
 	json_object_object_add(root, "duration_s", json_object_new_double(secs));
 	json_object_object_add(root, "frame_size", json_object_new_int((int)o->size));

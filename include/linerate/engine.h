@@ -15,6 +15,13 @@ struct lr_worker;
 
 struct lr_engine_ops {
 	const char *name;	/* "afxdp", "packet", ... */
+	/*
+	 * true: a frame the device drops (tx_dropped) was still completed, so
+	 * it is subtracted from what was sent (AF_XDP copy mode). false: the
+	 * engine retries such frames itself (AF_PACKET sets the slot back to
+	 * SEND_REQUEST), so tx_dropped counts retries, not losses.
+	 */
+	bool drops_completed;
 	/* Can it run here? 0, or -errno with the reason in @why. */
 	int (*probe)(const struct lr_if *ifc, const struct lr_send_opts *o, char *why, size_t len);
 	/* One socket/ring per worker/queue; message in w->errmsg on failure. */
@@ -27,8 +34,7 @@ struct lr_engine_ops {
 };
 
 extern const struct lr_engine_ops lr_engine_afxdp;
-/* Whether this worker's AF_XDP socket is bound in zero-copy mode. */
-bool lr_afxdp_zerocopy(const struct lr_worker *w);
+extern const struct lr_engine_ops lr_engine_packet;
 
 /* Written by the worker alone; others read with relaxed atomic loads. */
 struct lr_worker_stats {
@@ -67,6 +73,7 @@ struct lr_worker {
 	bool started;
 	int err;
 	char errmsg[256];
+	const char *mode;	/* set by open: "zerocopy", "copy", "tpacket_v2", ... */
 	char note[160];	/* why a better mode was not used, for the start line */
 };
 
