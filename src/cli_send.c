@@ -31,7 +31,9 @@ static const struct lr_opt send_opts[] = {
 	{ O_DURATION, "duration", 'd', "TIME", "stop after TIME (10s, 500ms, 2m)", "10s unless --count" },
 	{ O_QUEUES, "queues", 0, "LIST", "TX queues, one pinned worker each (0-3, 0,2)", "0" },
 	{ O_CPUS, "cpus", 0, "LIST", "CPU of each worker, same length as --queues", "CPU n for queue n" },
-	{ O_ENGINE, "engine", 'e', "NAME", "auto or afxdp", "auto" },
+	{ O_ENGINE, "engine", 'e', "NAME",
+	  "afxdp, packet (AF_PACKET mmap ring; the kernel picks its TX queue from the CPU), or auto: "
+	  "AF_XDP zero-copy, then copy, then AF_PACKET", "auto" },
 	{ O_XSK_MODE, "xdp-mode", 0, "MODE", "AF_XDP bind mode: auto, zerocopy or copy", "auto" },
 	{ O_BATCH, "batch", 0, "N", "frames per ring round, 1..512", "64" },
 	{ O_NETNS, "netns", 'n', "NS", "run in network namespace NS (name, pid:PID or path)", NULL },
@@ -44,7 +46,7 @@ static const struct lr_opt send_opts[] = {
 static const struct lr_cli send_cli = {
 	.cmd = "send",
 	.usage = "-i IFACE --dst-ip IP [options]",
-	.about = "Blasts UDP test frames from pinned per-queue workers through AF_XDP. Every frame carries\n"
+	.about = "Blasts UDP test frames from pinned per-queue workers through AF_XDP (or AF_PACKET). Every frame carries\n"
 		 "a flow id, a sequence number and a timestamp that `linerate recv` checks. Sizes are\n"
 		 "Ethernet frame sizes with FCS (RFC 2544); bit rates are L1 line rates (+20 B a frame).",
 	.opts = send_opts,
@@ -177,8 +179,10 @@ static int send_set(void *ctx, int id, const char *arg, char *err, size_t errlen
 			o->engine = LR_ENGINE_AUTO;
 		else if (!strcmp(arg, "afxdp"))
 			o->engine = LR_ENGINE_AFXDP;
+		else if (!strcmp(arg, "packet"))
+			o->engine = LR_ENGINE_PACKET;
 		else {
-			snprintf(err, errlen, "--engine: '%s' is not an engine (auto, afxdp)", arg);
+			snprintf(err, errlen, "--engine: '%s' is not an engine (auto, afxdp, packet)", arg);
 			return -EINVAL;
 		}
 		return 0;

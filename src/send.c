@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <sys/socket.h>
+#include "linerate/choose.h"
 #include "linerate/cmd.h"
 #include "linerate/engine.h"
 #include "linerate/log.h"
@@ -88,19 +89,69 @@ static int prepare(struct send_ctx *c)
 	return 0;
 }
 
-static int open_engine(struct send_ctx *c)
+static void close_workers(struct send_ctx *c)
 {
+	unsigned int i;
+
+	for (i = 0; i < c->nopen; i++) {
+		c->ops->close(&c->ws[i]);
+		c->ws[i].mode = NULL;
+		c->ws[i].note[0] = '\0';
+	}
+	c->nopen = 0;
+}
+
+/* One candidate of the engine choice: probe, then open every worker, or none. */
+static int try_engine(void *ctx, const struct lr_cand *cand, char *why, size_t len)
+{
+	struct send_ctx *c = ctx;
 	const struct lr_send_opts *o = c->o;
-	char why[256];
-	uint64_t pps = lr_rate_pps(&o->rate, o->size);
 	unsigned int i;
 	int ret;
 
-	/* Only AF_XDP exists so far: auto means afxdp (zero-copy, else copy). */
-	c->ops = &lr_engine_afxdp;
-	ret = c->ops->probe(&c->ifc, o, why, sizeof(why));
+	c->ops = cand->data;
+	if (lr_test_disabled(c->ops->name)) {
+		snprintf(why, len, "disabled by LINERATE_TEST_DISABLE");
+		return -EPERM;
+	}
+	ret = c->ops->probe(&c->ifc, o, why, len);
 	if (ret)
-		return lr_fail(LR_EXIT_USAGE, "send", "%s", why);
+		return ret;
+	for (i = 0; i < o->nworkers; i++) {
+		struct lr_worker *w = &c->ws[i];
+
+		w->ops = c->ops;
+		w->errmsg[0] = '\0';
+		ret = c->ops->open(w);
+		if (ret) {
+			snprintf(why, len, "%s", w->errmsg[0] ? w->errmsg : strerror(-ret));
+			close_workers(c);
+			return ret;
+		}
+		c->nopen++;
+	}
+	return 0;
+}
+
+static int open_engine(struct send_ctx *c)
+{
+	static const struct lr_cand all[] = {
+		{ "afxdp", try_engine, &lr_engine_afxdp },
+		{ "packet", try_engine, &lr_engine_packet },
+	};
+	const struct lr_send_opts *o = c->o;
+	const struct lr_cand *cands = all;
+	uint64_t pps = lr_rate_pps(&o->rate, o->size);
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	struct lr_choice ch;
+	char why[512];
+	unsigned int i, n = 2;
+	int ret;
+
+	if (o->engine == LR_ENGINE_AFXDP)
+		n = 1;
+	else if (o->engine == LR_ENGINE_PACKET)
+		cands = &all[1], n = 1;
 
 	c->ws = calloc(o->nworkers, sizeof(*c->ws));
 	if (!c->ws)
@@ -110,29 +161,37 @@ static int open_engine(struct send_ctx *c)
 		return lr_fail(LR_EXIT_RUNTIME, "send", "cannot plan workers: %s", strerror(-ret));
 	for (i = 0; i < o->nworkers; i++) {
 		struct lr_worker *w = &c->ws[i];
-		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 
 		w->queue = o->queues[i];
 		w->cpu = o->cpus_set ? o->cpus[i] : o->queues[i] % (unsigned int)(ncpu > 0 ? ncpu : 1);
 		w->opts = o;
 		w->ifc = &c->ifc;
 		w->tmpl = &c->tmpl;
-		w->ops = c->ops;
 		w->go = &c->go;
 		w->deadline_ns = &c->deadline_ns;
 		w->pps = pps ? pps / o->nworkers + (i < pps % o->nworkers) : 0;
 		if (pps && !w->pps)
 			w->pps = 1;
-		ret = c->ops->open(w);
-		if (ret)
-			return lr_fail(ret == -ENOMEM ? LR_EXIT_RUNTIME : LR_EXIT_USAGE, "send", "%s", w->errmsg);
-		c->nopen++;
 	}
+
+	ret = lr_choose(cands, n, c, &ch);
+	if (ret) {
+		/* the reason of the engine the user asked for, or of the last fallback */
+		const char *last = ch.tried[ch.ntried - 1].why;
+
+		if (n > 1) {
+			lr_choice_why(&ch, why, sizeof(why));
+			return lr_fail(ret == -ENOMEM ? LR_EXIT_RUNTIME : LR_EXIT_USAGE, "send", "no engine can send on %s%s",
+				       o->ifname, why);
+		}
+		return lr_fail(ret == -ENOMEM ? LR_EXIT_RUNTIME : LR_EXIT_USAGE, "send", "%s", last);
+	}
+	lr_choice_why(&ch, why, sizeof(why));
 	fprintf(stderr, "linerate send: engine %s, %s mode on %s queue%s", c->ops->name, c->ws[0].mode, o->ifname,
 		o->nworkers > 1 ? "s" : "");
 	for (i = 0; i < o->nworkers; i++)
 		fprintf(stderr, "%s%u (cpu %u)", i ? ", " : " ", c->ws[i].queue, c->ws[i].cpu);
-	fprintf(stderr, "%s%s\n", c->ws[0].note[0] ? ": " : "", c->ws[0].note);
+	fprintf(stderr, "%s%s%s\n", c->ws[0].note[0] ? ": " : "", c->ws[0].note, why);
 	return 0;
 }
 
@@ -140,8 +199,7 @@ static void close_engine(struct send_ctx *c)
 {
 	unsigned int i;
 
-	for (i = 0; i < c->nopen; i++)
-		c->ops->close(&c->ws[i]);
+	close_workers(c);
 	if (c->ws)
 		for (i = 0; i < c->o->nworkers; i++)
 			free(c->ws[i].flow_seq);
