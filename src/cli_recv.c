@@ -9,7 +9,7 @@
 
 enum {
 	O_IFACE = 'i', O_VERBOSE = 'v', O_QUIET = 'q', O_DURATION = 'd',
-	O_DST_PORT = 256, O_ONCE, O_PASS, O_XDP_MODE, O_READY, O_NETNS, O_JSON,
+	O_DST_PORT = 256, O_ONCE, O_PASS, O_XDP_MODE, O_READY, O_NETNS, O_JSON, O_ENGINE, O_WORKERS,
 };
 
 static const struct lr_opt recv_opts[] = {
@@ -18,7 +18,11 @@ static const struct lr_opt recv_opts[] = {
 	{ O_DURATION, "duration", 'd', "TIME", "stop after TIME (10s, 500ms, 2m)", "until SIGINT" },
 	{ O_ONCE, "once", 0, NULL, "stop once every flow's end-of-test marker has arrived", NULL },
 	{ O_PASS, "pass", 0, NULL, "pass test frames on to the stack instead of dropping them", NULL },
+	{ O_ENGINE, "engine", 'e', "NAME",
+	  "xdp, packet (AF_PACKET TPACKET_V3 ring: counts without dropping), or auto: XDP native, generic, "
+	  "then AF_PACKET", "auto" },
 	{ O_XDP_MODE, "xdp-mode", 0, "MODE", "auto, native or generic", "auto" },
+	{ O_WORKERS, "workers", 0, "N", "AF_PACKET receive threads (PACKET_FANOUT by flow hash)", "1" },
 	{ O_READY, "ready-file", 0, "PATH", "create PATH once the program is attached", NULL },
 	{ O_NETNS, "netns", 'n', "NS", "run in network namespace NS (name, pid:PID or path)", NULL },
 	{ O_JSON, "json", 'j', "FILE", "write the summary as JSON to FILE (- for stdout)", NULL },
@@ -40,6 +44,7 @@ void lr_recv_opts_default(struct lr_recv_opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->dst_port = LR_DEFAULT_DST_PORT;
+	o->workers = 1;
 }
 
 static int recv_set(void *ctx, int id, const char *arg, char *err, size_t errlen)
@@ -80,6 +85,25 @@ static int recv_set(void *ctx, int id, const char *arg, char *err, size_t errlen
 			snprintf(err, errlen, "--xdp-mode: '%s' is not a mode (auto, native, generic)", arg);
 			return -EINVAL;
 		}
+		return 0;
+	case O_ENGINE:
+		if (!strcmp(arg, "auto"))
+			o->engine = LR_RX_ENGINE_AUTO;
+		else if (!strcmp(arg, "xdp"))
+			o->engine = LR_RX_ENGINE_XDP;
+		else if (!strcmp(arg, "packet"))
+			o->engine = LR_RX_ENGINE_PACKET;
+		else {
+			snprintf(err, errlen, "--engine: '%s' is not an engine (auto, xdp, packet)", arg);
+			return -EINVAL;
+		}
+		return 0;
+	case O_WORKERS:
+		if (lr_parse_count(arg, 1, 64, &v)) {
+			snprintf(err, errlen, "--workers: '%s' is not a thread count in 1..64", arg);
+			return -EINVAL;
+		}
+		o->workers = (unsigned int)v;
 		return 0;
 	case O_READY:
 		return lr_cli_str("--ready-file", arg, o->ready_file, sizeof(o->ready_file), err, errlen);

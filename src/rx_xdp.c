@@ -1,431 +1,171 @@
 /* SPDX-License-Identifier: MIT */
-/* `linerate recv` over XDP: loads the embedded program, attaches it by bpf_link, reads and reports. */
-#define _GNU_SOURCE
+/* XDP receive backend: loads the embedded program, attaches it by bpf_link, reads its maps. */
 #include <errno.h>
-#include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
 #include <linux/if_link.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "linerate/cmd.h"
-#include "linerate/flow.h"
-#include "linerate/frame.h"
+#include "linerate/choose.h"
 #include "linerate/log.h"
-#include "linerate/netdev.h"
-#include "linerate/rate.h"
-#include "linerate/report.h"
+#include "linerate/rx.h"
 #include "recv.skel.h"
 
-#define NS 1000000000ULL
-#define POLL_NS (100 * 1000000ULL)
-#define ONCE_LINGER_NS (50 * 1000000ULL)	/* catch the markers' repeats before leaving */
-
-struct recv_ctx {
-	const struct lr_recv_opts *o;
-	struct lr_if ifc;
+struct xdp_priv {
 	struct recv *skel;
 	int link_fd;
-	const char *mode;
-	struct lr_flow_state *flows;	/* mmap of the shared flow array */
+	void *flows;	/* mmap of the shared flow array */
 	size_t flows_len;
-	int ncpus;
-	struct lr_rx_counters *percpu;	/* one lookup's worth */
-	struct lr_rx_counters sum;
-	uint64_t start_ns, end_ns;
 };
 
-/* Totals over all flows, with the sender's end-of-test numbers settled in. */
-struct rx_totals {
-	uint64_t packets, unique, lost_gap, late, dups, sent;
-	int64_t lost;
-	unsigned int flows, flows_eot, flows_announced;
-	bool settled;
-};
-
-
-static void on_signal(int sig)
+static void xdp_close(struct lr_rx *rx)
 {
-	(void)sig;
-	lr_stop = 1;
+	struct xdp_priv *x = rx->priv;
+
+	if (!x)
+		return;
+	if (x->link_fd >= 0)
+		close(x->link_fd);
+	if (x->flows)
+		munmap(x->flows, x->flows_len);
+	recv__destroy(x->skel);
+	free(rx->sources);
+	free(x);
+	rx->sources = NULL;
+	rx->flows = NULL;
+	rx->priv = NULL;
 }
 
-static int read_counters(struct recv_ctx *c)
+/* bpf_link in native mode, else generic; a killed process leaves nothing attached. */
+static int attach(struct lr_rx *rx, struct xdp_priv *x, char *why, size_t len)
 {
-	struct lr_rx_counters *s = &c->sum;
-	__u32 key = 0;
-	int i, b, q;
-
-	if (bpf_map__lookup_elem(c->skel->maps.rx_counters, &key, sizeof(key), c->percpu,
-				 sizeof(*c->percpu) * (size_t)c->ncpus, 0))
-		return -errno;
-	memset(s, 0, sizeof(*s));
-	for (i = 0; i < c->ncpus; i++) {
-		const struct lr_rx_counters *p = &c->percpu[i];
-
-		s->packets += p->packets;
-		s->bytes += p->bytes;
-		s->foreign += p->foreign;
-		s->eot += p->eot;
-		s->bad_flow += p->bad_flow;
-		s->lat_future += p->lat_future;
-		if (p->first_ns && (!s->first_ns || p->first_ns < s->first_ns))
-			s->first_ns = p->first_ns;
-		if (p->last_ns > s->last_ns)
-			s->last_ns = p->last_ns;
-		if (p->lat_count && (!s->lat_count || p->lat_min < s->lat_min))
-			s->lat_min = p->lat_min;
-		if (p->lat_max > s->lat_max)
-			s->lat_max = p->lat_max;
-		s->lat_count += p->lat_count;
-		s->lat_sum += p->lat_sum;
-		for (q = 0; q < LR_RX_MAX_QUEUES; q++)
-			s->queue_packets[q] += p->queue_packets[q];
-		for (b = 0; b < LR_LAT_BUCKETS; b++)
-			s->lat_hist[b] += p->lat_hist[b];
-	}
-	return 0;
-}
-
-static void flow_totals(const struct recv_ctx *c, struct rx_totals *t)
-{
-	unsigned int f;
-
-	memset(t, 0, sizeof(*t));
-	t->settled = true;
-	for (f = 0; f < LR_MAX_FLOWS; f++) {
-		/* the BPF side writes these; a torn read only skews a live line */
-		const volatile struct lr_flow_state *st = &c->flows[f];
-		uint64_t packets = st->packets, dups = st->dups, gaps = st->gaps, late = st->late;
-		uint32_t eot_seen = st->eot_seen;
-
-		if (!packets && !eot_seen)
-			continue;
-		t->flows++;
-		t->packets += packets;
-		t->unique += packets - dups;
-		t->late += late;
-		t->dups += dups;
-		t->lost_gap += gaps - late;
-		if (eot_seen) {
-			t->flows_eot++;
-			if (st->eot_flows > t->flows_announced)
-				t->flows_announced = st->eot_flows;
-			t->sent += st->eot_sent;
-			t->lost += (int64_t)st->eot_sent - (int64_t)(packets - dups);
-		} else {
-			t->settled = false;
-			t->lost += (int64_t)gaps - (int64_t)late;
-		}
-	}
-	if (t->flows_announced > t->flows_eot)
-		t->settled = false;
-	if (!t->flows)
-		t->settled = false;
-}
-
-/* --once: every flow the sender announced has its marker in. */
-static bool test_complete(const struct recv_ctx *c)
-{
-	unsigned int f, n = 0;
-
-	for (f = 0; f < LR_MAX_FLOWS; f++)
-		if (c->flows[f].eot_seen) {
-			n = c->flows[f].eot_flows;
-			break;
-		}
-	if (!n)
-		return false;
-	for (f = 0; f < n && f < LR_MAX_FLOWS; f++)
-		if (!((volatile struct lr_flow_state *)c->flows)[f].eot_seen)
-			return false;
-	return true;
-}
-
-static int attach(struct recv_ctx *c)
-{
-	const struct lr_recv_opts *o = c->o;
-	int prog_fd = bpf_program__fd(c->skel->progs.xdp_count);
+	const struct lr_recv_opts *o = rx->o;
+	int prog_fd = bpf_program__fd(x->skel->progs.xdp_count);
 	LIBBPF_OPTS(bpf_link_create_opts, lopts);
 	int err = 0;
 
 	if (o->xdp_mode != LR_XDP_GENERIC) {
 		lopts.flags = XDP_FLAGS_DRV_MODE;
-		c->link_fd = bpf_link_create(prog_fd, c->ifc.ifindex, BPF_XDP, &lopts);
-		if (c->link_fd >= 0) {
-			c->mode = "native";
+		x->link_fd = bpf_link_create(prog_fd, rx->ifc.ifindex, BPF_XDP, &lopts);
+		if (x->link_fd >= 0) {
+			rx->mode = "native";
 			return 0;
 		}
 		err = -errno;
 		if (o->xdp_mode == LR_XDP_NATIVE || err == -EBUSY || err == -EEXIST || err == -EPERM)
 			goto fail;
-		pr_info("recv: native XDP unavailable on %s (%s); generic mode in use\n", o->ifname, strerror(-err));
+		snprintf(rx->note, sizeof(rx->note), "native XDP unavailable on %s (%s); generic mode in use",
+			 o->ifname, strerror(-err));
 	}
 	lopts.flags = XDP_FLAGS_SKB_MODE;
-	c->link_fd = bpf_link_create(prog_fd, c->ifc.ifindex, BPF_XDP, &lopts);
-	if (c->link_fd >= 0) {
-		c->mode = "generic";
+	x->link_fd = bpf_link_create(prog_fd, rx->ifc.ifindex, BPF_XDP, &lopts);
+	if (x->link_fd >= 0) {
+		rx->mode = "generic";
 		return 0;
 	}
 	err = -errno;
 fail:
 	if (err == -EBUSY || err == -EEXIST)
-		return lr_fail(LR_EXIT_USAGE, "recv", "%s already has an XDP program attached; detach it first (ip link set dev %s xdp off)",
-			    o->ifname, o->ifname);
-	if (err == -EPERM)
-		return lr_fail(LR_EXIT_USAGE, "recv", "attaching XDP to %s needs root (CAP_NET_ADMIN, CAP_BPF)", o->ifname);
-	return lr_fail(LR_EXIT_USAGE, "recv", "cannot attach XDP (%s mode) to %s: %s",
-		    o->xdp_mode == LR_XDP_NATIVE ? "native" : "generic", o->ifname, strerror(-err));
-}
-
-static int write_ready(const char *path)
-{
-	char tmp[LR_PATH_MAX + 16];
-	int fd;
-
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -errno;
-	dprintf(fd, "%d\n", (int)getpid());
-	close(fd);
-	if (rename(tmp, path))
-		return -errno;
-	return 0;
-}
-
-static void live_line(struct recv_ctx *c, uint64_t *prev_pkts, uint64_t *prev_bytes, uint64_t dt)
-{
-	struct rx_totals t;
-	char b1[32];
-	double s = (double)dt / NS;
-	uint64_t dp, db;
-
-	if (read_counters(c))
-		return;
-	flow_totals(c, &t);
-	dp = c->sum.packets - *prev_pkts;
-	db = c->sum.bytes - *prev_bytes;
-	*prev_pkts = c->sum.packets;
-	*prev_bytes = c->sum.bytes;
-	fprintf(stderr, "rx %s pps  %.3f Gbit/s L2  %.3f Gbit/s L1  total %llu  lost %lld  reord %llu  dup %llu  foreign %llu\n",
-		lr_fmt_si(dp / s, b1, sizeof(b1)), (db + dp * 4.0) * 8.0 / s / 1e9, (db + dp * 24.0) * 8.0 / s / 1e9,
-		(unsigned long long)c->sum.packets, (long long)t.lost, (unsigned long long)t.late,
-		(unsigned long long)t.dups, (unsigned long long)c->sum.foreign);
-}
-
-static int report(struct recv_ctx *c)
-{
-	const struct lr_recv_opts *o = c->o;
-	const struct lr_rx_counters *s = &c->sum;
-	struct json_object *root, *rx, *lat, *pq;
-	struct rx_totals t;
-	uint64_t p50, p90, p99, p999;
-	double secs = (double)(c->end_ns - c->start_ns) / NS, active, pps, avg;
-	char b1[32], err[256];
-	unsigned int q;
-	int ret;
-
-	ret = read_counters(c);
-	if (ret)
-		return lr_fail(LR_EXIT_RUNTIME, "recv", "cannot read counters: %s", strerror(-ret));
-	flow_totals(c, &t);
-	/* rates over the span the frames actually arrived in, not the time spent waiting */
-	active = s->last_ns > s->first_ns ? (double)(s->last_ns - s->first_ns) / NS : 0;
-	pps = active > 0 ? (s->packets - 1) / active : 0;
-	avg = s->packets ? (double)s->bytes / s->packets : 0;	/* frame bytes without FCS */
-	p50 = lr_lat_quantile(s->lat_hist, LR_LAT_BUCKETS, s->lat_count, 0.50, s->lat_min, s->lat_max);
-	p90 = lr_lat_quantile(s->lat_hist, LR_LAT_BUCKETS, s->lat_count, 0.90, s->lat_min, s->lat_max);
-	p99 = lr_lat_quantile(s->lat_hist, LR_LAT_BUCKETS, s->lat_count, 0.99, s->lat_min, s->lat_max);
-	p999 = lr_lat_quantile(s->lat_hist, LR_LAT_BUCKETS, s->lat_count, 0.999, s->lat_min, s->lat_max);
-
-	fprintf(stderr, "\nlinerate recv: xdp (%s) on %s, %.3f s (frames arriving for %.3f s), %u flow%s\n", c->mode,
-		o->ifname, secs, active, t.flows, t.flows == 1 ? "" : "s");
-	fprintf(stderr, "  received  %llu frames, %llu bytes; %s pps, %.3f Gbit/s L2, %.3f Gbit/s L1\n",
-		(unsigned long long)s->packets, (unsigned long long)s->bytes, lr_fmt_si(pps, b1, sizeof(b1)),
-		pps * (avg + LR_FCS_LEN) * 8 / 1e9, pps * (avg + 24) * 8 / 1e9);
-	if (t.flows_eot)
-		fprintf(stderr, "  sent      %llu frames (end-of-test markers of %u/%u flows)%s\n",
-			(unsigned long long)t.sent, t.flows_eot, t.flows_announced ? t.flows_announced : t.flows,
-			t.settled ? "" : "; loss of flows without a marker counts sequence gaps only");
+		snprintf(why, len, "%s already has an XDP program attached; detach it first (ip link set dev %s xdp off)",
+			 o->ifname, o->ifname);
+	else if (err == -EPERM)
+		snprintf(why, len, "attaching XDP to %s needs root (CAP_NET_ADMIN, CAP_BPF)", o->ifname);
 	else
-		fprintf(stderr, "  sent      unknown (no end-of-test marker): loss counts sequence gaps only\n");
-	fprintf(stderr, "  lost      %lld  reordered %llu  duplicates %llu  foreign %llu\n", (long long)t.lost,
-		(unsigned long long)t.late, (unsigned long long)t.dups, (unsigned long long)s->foreign);
-	if (s->lat_count)
-		fprintf(stderr, "  latency   min %llu  p50 %llu  p90 %llu  p99 %llu  p99.9 %llu  max %llu ns\n",
-			(unsigned long long)s->lat_min, (unsigned long long)p50, (unsigned long long)p90,
-			(unsigned long long)p99, (unsigned long long)p999, (unsigned long long)s->lat_max);
-	if (s->lat_future)
-		fprintf(stderr, "  latency   %llu frames stamped ahead of this clock: sender on another host?\n",
-			(unsigned long long)s->lat_future);
-	if (s->bad_flow)
-		fprintf(stderr, "  warning   %llu test frames with an out-of-range flow id\n",
-			(unsigned long long)s->bad_flow);
-	if (!o->json[0])
-		return LR_EXIT_OK;
-
-	root = json_object_new_object();
-	json_object_object_add(root, "command", json_object_new_string("recv"));
-	json_object_object_add(root, "engine", json_object_new_string("xdp"));
-	json_object_object_add(root, "mode", json_object_new_string(c->mode));
-	json_object_object_add(root, "interface", json_object_new_string(o->ifname));
-	json_object_object_add(root, "duration_s", json_object_new_double(secs));
-	json_object_object_add(root, "active_s", json_object_new_double(active));
-	json_object_object_add(root, "frame_size", json_object_new_int((int)(s->packets ? avg + LR_FCS_LEN : 0)));
-	rx = json_object_new_object();
-	json_object_object_add(rx, "packets", json_object_new_uint64(s->packets));
-	json_object_object_add(rx, "bytes", json_object_new_uint64(s->bytes));
-	json_object_object_add(rx, "pps", json_object_new_double(pps));
-	json_object_object_add(rx, "bps_l2", json_object_new_double(pps * (avg + LR_FCS_LEN) * 8));
-	json_object_object_add(rx, "bps_l1", json_object_new_double(pps * (avg + 24) * 8));
-	json_object_object_add(rx, "lost", json_object_new_int64(t.lost));
-	json_object_object_add(rx, "reordered", json_object_new_uint64(t.late));
-	json_object_object_add(rx, "duplicates", json_object_new_uint64(t.dups));
-	json_object_object_add(rx, "foreign", json_object_new_uint64(s->foreign));
-	json_object_object_add(rx, "sent", t.flows_eot ? json_object_new_uint64(t.sent) : NULL);
-	json_object_object_add(rx, "tail_settled", json_object_new_boolean(t.settled));
-	json_object_object_add(rx, "flows", json_object_new_int((int)t.flows));
-	json_object_object_add(rx, "eot_markers", json_object_new_uint64(s->eot));
-	pq = json_object_new_array();
-	for (q = 0; q < LR_RX_MAX_QUEUES; q++) {
-		struct json_object *e;
-
-		if (!s->queue_packets[q])
-			continue;
-		e = json_object_new_object();
-		json_object_object_add(e, "queue", json_object_new_int((int)q));
-		json_object_object_add(e, "packets", json_object_new_uint64(s->queue_packets[q]));
-		json_object_array_add(pq, e);
-	}
-	json_object_object_add(rx, "per_queue", pq);
-	json_object_object_add(root, "rx", rx);
-	lat = json_object_new_object();
-	json_object_object_add(lat, "count", json_object_new_uint64(s->lat_count));
-	json_object_object_add(lat, "min", json_object_new_uint64(s->lat_min));
-	json_object_object_add(lat, "p50", json_object_new_uint64(p50));
-	json_object_object_add(lat, "p90", json_object_new_uint64(p90));
-	json_object_object_add(lat, "p99", json_object_new_uint64(p99));
-	json_object_object_add(lat, "p999", json_object_new_uint64(p999));
-	json_object_object_add(lat, "max", json_object_new_uint64(s->lat_max));
-	json_object_object_add(lat, "mean", json_object_new_uint64(s->lat_count ? s->lat_sum / s->lat_count : 0));
-	json_object_object_add(root, "latency_ns", lat);
-	ret = lr_json_write(root, o->json, err, sizeof(err));
-	json_object_put(root);
-	if (ret)
-		return lr_fail(LR_EXIT_RUNTIME, "recv", "%s", err);
-	return LR_EXIT_OK;
+		snprintf(why, len, "cannot attach XDP (%s mode) to %s: %s",
+			 o->xdp_mode == LR_XDP_NATIVE ? "native" : "generic", o->ifname, strerror(-err));
+	return err;
 }
 
-static int loop(struct recv_ctx *c)
+static int xdp_open(struct lr_rx *rx, char *why, size_t len)
 {
-	const struct lr_recv_opts *o = c->o;
-	uint64_t last, now, deadline, prev_pkts = 0, prev_bytes = 0, complete_at = 0;
+	const struct lr_recv_opts *o = rx->o;
+	struct xdp_priv *x;
+	int ret, ncpus;
 
-	c->start_ns = lr_now_ns();
-	deadline = o->duration_ns ? c->start_ns + o->duration_ns : 0;
-	last = c->start_ns;
-	while (!lr_stop) {
-		struct timespec ts = { 0, (long)POLL_NS };
-
-		nanosleep(&ts, NULL);
-		now = lr_now_ns();
-		if (deadline && now >= deadline)
-			break;
-		if (o->once) {
-			if (!complete_at && test_complete(c))
-				complete_at = now;
-			if (complete_at && now - complete_at >= ONCE_LINGER_NS)
-				break;
-		}
-		if (now - last >= NS) {
-			if (!o->quiet)
-				live_line(c, &prev_pkts, &prev_bytes, now - last);
-			last = now;
-		}
+	if (lr_test_disabled("xdp")) {
+		snprintf(why, len, "disabled by LINERATE_TEST_DISABLE");
+		return -EPERM;
 	}
-	c->end_ns = lr_now_ns();
-	return 0;
-}
-
-int lr_cmd_recv(const struct lr_recv_opts *o)
-{
-	struct recv_ctx c = { .o = o, .link_fd = -1 };
-	struct sigaction sa = { .sa_handler = on_signal };
-	char err[256];
-	int ret;
-
-	lr_log_set_level(o->verbose);
-	lr_log_hook_libs();
-	if (o->json[0] && lr_json_check_path(o->json, err, sizeof(err)))
-		return lr_fail(LR_EXIT_USAGE, "recv", "%s", err + strlen("--json: "));
-	if (o->netns[0] && lr_netns_enter(o->netns, err, sizeof(err)))
-		return lr_fail(LR_EXIT_USAGE, "recv", "%s", err);
-	ret = lr_if_open(o->ifname, &c.ifc, err, sizeof(err));
-	if (ret)
-		return lr_fail(LR_EXIT_USAGE, "recv", "%s", err);
-	if (geteuid() != 0 && access("/proc/self/status", R_OK) == 0) {
-		/* a clearer word than libbpf's EPERM dump; capabilities may still allow it */
-		pr_debug("recv: not root; loading BPF needs CAP_BPF and CAP_NET_ADMIN\n");
+	ncpus = libbpf_num_possible_cpus();
+	if (ncpus <= 0) {
+		snprintf(why, len, "cannot count CPUs");
+		return ncpus < 0 ? ncpus : -EINVAL;
 	}
-
-	c.ncpus = libbpf_num_possible_cpus();
-	if (c.ncpus <= 0)
-		return lr_fail(LR_EXIT_RUNTIME, "recv", "cannot count CPUs");
-	c.percpu = calloc((size_t)c.ncpus, sizeof(*c.percpu));
-	if (!c.percpu)
-		return lr_fail(LR_EXIT_RUNTIME, "recv", "out of memory");
-
-	c.skel = recv__open();
-	if (!c.skel) {
-		ret = lr_fail(LR_EXIT_RUNTIME, "recv", "cannot open the embedded BPF object: %s", strerror(errno));
-		goto out;
+	x = calloc(1, sizeof(*x));
+	rx->sources = calloc((size_t)ncpus, sizeof(*rx->sources));
+	if (!x || !rx->sources) {
+		free(x);
+		snprintf(why, len, "out of memory");
+		return -ENOMEM;
 	}
-	c.skel->rodata->cfg_dport = o->dst_port;
-	c.skel->rodata->cfg_pass_test = o->pass;
-	ret = recv__load(c.skel);
+	x->link_fd = -1;
+	rx->priv = x;
+	rx->nsources = ncpus;
+
+	x->skel = recv__open();
+	if (!x->skel) {
+		ret = -errno;
+		snprintf(why, len, "cannot open the embedded BPF object: %s", strerror(-ret));
+		goto fail;
+	}
+	x->skel->rodata->cfg_dport = o->dst_port;
+	x->skel->rodata->cfg_pass_test = o->pass;
+	ret = recv__load(x->skel);
 	if (ret) {
 		if (ret == -EPERM || ret == -EACCES)
-			ret = lr_fail(LR_EXIT_USAGE, "recv", "loading the XDP program needs root (CAP_BPF, CAP_NET_ADMIN)");
+			snprintf(why, len, "loading the XDP program needs root (CAP_BPF, CAP_NET_ADMIN)");
 		else
-			ret = lr_fail(LR_EXIT_RUNTIME, "recv", "cannot load the XDP program: %s (run with -vv for the verifier log)",
-				   strerror(-ret));
-		goto out;
+			snprintf(why, len, "cannot load the XDP program: %s (run with -vv for the verifier log)",
+				 strerror(-ret));
+		goto fail;
 	}
-	c.flows_len = sizeof(struct lr_flow_state) * LR_MAX_FLOWS;
-	c.flows = mmap(NULL, c.flows_len, PROT_READ, MAP_SHARED, bpf_map__fd(c.skel->maps.flows), 0);
-	if (c.flows == MAP_FAILED) {
-		c.flows = NULL;
-		ret = lr_fail(LR_EXIT_RUNTIME, "recv", "cannot map the flow table: %s", strerror(errno));
-		goto out;
+	x->flows_len = sizeof(struct lr_flow_state) * LR_MAX_FLOWS;
+	x->flows = mmap(NULL, x->flows_len, PROT_READ, MAP_SHARED, bpf_map__fd(x->skel->maps.flows), 0);
+	if (x->flows == MAP_FAILED) {
+		ret = -errno;
+		x->flows = NULL;
+		snprintf(why, len, "cannot map the flow table: %s", strerror(-ret));
+		goto fail;
 	}
-	ret = attach(&c);
+	rx->flows = x->flows;
+	ret = attach(rx, x, why, len);
 	if (ret)
-		goto out;
-
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	fprintf(stderr, "linerate recv: ready on %s (xdp %s), counting UDP port %u\n", o->ifname, c.mode, o->dst_port);
-	if (o->ready_file[0] && (ret = write_ready(o->ready_file))) {
-		ret = lr_fail(LR_EXIT_USAGE, "recv", "--ready-file: cannot write '%s': %s", o->ready_file, strerror(-ret));
-		goto out;
-	}
-	loop(&c);
-	/* detach first: the numbers below are then final */
-	close(c.link_fd);
-	c.link_fd = -1;
-	ret = report(&c);
-out:
-	if (c.link_fd >= 0)
-		close(c.link_fd);
-	if (c.flows)
-		munmap(c.flows, c.flows_len);
-	recv__destroy(c.skel);
-	free(c.percpu);
+		goto fail;
+	return 0;
+fail:
+	xdp_close(rx);
 	return ret;
 }
+
+static int xdp_read(struct lr_rx *rx)
+{
+	struct xdp_priv *x = rx->priv;
+	__u32 key = 0;
+
+	if (bpf_map__lookup_elem(x->skel->maps.rx_counters, &key, sizeof(key), rx->sources,
+				 sizeof(*rx->sources) * (size_t)rx->nsources, 0))
+		return -errno;
+	return 0;
+}
+
+/* Detaching first makes the numbers read afterwards final. */
+static void xdp_stop(struct lr_rx *rx)
+{
+	struct xdp_priv *x = rx->priv;
+
+	if (x->link_fd >= 0) {
+		close(x->link_fd);
+		x->link_fd = -1;
+	}
+}
+
+const struct lr_rx_ops lr_rx_xdp = {
+	.name = "xdp",
+	.open = xdp_open,
+	.read = xdp_read,
+	.stop = xdp_stop,
+	.close = xdp_close,
+};

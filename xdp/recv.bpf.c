@@ -38,8 +38,7 @@ int xdp_count(struct xdp_md *ctx)
 	struct lr_rx_counters *c;
 	struct lr_flow_state *st;
 	struct lr_pkt pkt = {};
-	__u32 key = 0, q;
-	__u64 now;
+	__u32 key = 0;
 	int kind;
 
 	c = bpf_map_lookup_elem(&rx_counters, &key);
@@ -56,42 +55,10 @@ int xdp_count(struct xdp_md *ctx)
 		c->bad_flow++;
 		return XDP_PASS;
 	}
-	if (kind == LR_PKT_EOT) {
-		c->eot++;
-		st->eot_sent = pkt.seq;
-		st->eot_flows = (__u32)(pkt.tail >> 48);
-		__sync_fetch_and_add(&st->eot_seen, 1);
-		return cfg_pass_test ? XDP_PASS : XDP_DROP;
-	}
-
-	c->packets++;
-	c->bytes += pkt.len;
-	q = ctx->rx_queue_index;
-	if (q < LR_RX_MAX_QUEUES)
-		c->queue_packets[q]++;
-	lr_flow_update(st, pkt.seq, pkt.len);
-
-	now = bpf_ktime_get_ns();
-	if (!c->first_ns)
-		c->first_ns = now;
-	c->last_ns = now;
-	if (pkt.tail) {
-		if (pkt.tail <= now) {
-			__u64 lat = now - pkt.tail;
-			__u32 b = lr_lat_bucket(lat);
-
-			if (b < LR_LAT_BUCKETS)
-				c->lat_hist[b]++;
-			if (!c->lat_count || lat < c->lat_min)
-				c->lat_min = lat;
-			if (lat > c->lat_max)
-				c->lat_max = lat;
-			c->lat_count++;
-			c->lat_sum += lat;
-		} else {
-			c->lat_future++;
-		}
-	}
+	if (kind == LR_PKT_EOT)
+		lr_rx_count_eot(c, st, &pkt);
+	else
+		lr_rx_count_data(c, st, &pkt, pkt.len, ctx->rx_queue_index, bpf_ktime_get_ns());
 	return cfg_pass_test ? XDP_PASS : XDP_DROP;
 }
 

@@ -142,4 +142,49 @@ struct lr_rx_counters {
 	__u64 lat_hist[LR_LAT_BUCKETS];
 };
 
+/*
+ * Counting one test frame, shared by the XDP program and the AF_PACKET
+ * receiver: @c is this CPU's or thread's counters, @st the frame's flow,
+ * @now the receive time on CLOCK_MONOTONIC, @queue its receive queue (or
+ * LR_RX_MAX_QUEUES when unknown).
+ */
+LR_INLINE void lr_rx_count_data(struct lr_rx_counters *c, struct lr_flow_state *st, const struct lr_pkt *pkt,
+				__u32 bytes, __u32 queue, __u64 now)
+{
+	c->packets++;
+	c->bytes += bytes;
+	if (queue < LR_RX_MAX_QUEUES)
+		c->queue_packets[queue]++;
+	lr_flow_update(st, pkt->seq, bytes);
+	if (!c->first_ns)
+		c->first_ns = now;
+	c->last_ns = now;
+	if (!pkt->tail)
+		return;
+	if (pkt->tail <= now) {
+		__u64 lat = now - pkt->tail;
+		__u32 b = lr_lat_bucket(lat);
+
+		if (b < LR_LAT_BUCKETS)
+			c->lat_hist[b]++;
+		if (!c->lat_count || lat < c->lat_min)
+			c->lat_min = lat;
+		if (lat > c->lat_max)
+			c->lat_max = lat;
+		c->lat_count++;
+		c->lat_sum += lat;
+	} else {
+		c->lat_future++;
+	}
+}
+
+/* An end-of-test marker: the sender's total for the flow, and the test's flow count. */
+LR_INLINE void lr_rx_count_eot(struct lr_rx_counters *c, struct lr_flow_state *st, const struct lr_pkt *pkt)
+{
+	c->eot++;
+	st->eot_sent = pkt->seq;
+	st->eot_flows = (__u32)(pkt->tail >> 48);
+	__sync_fetch_and_add(&st->eot_seen, 1);
+}
+
 #endif

@@ -14,6 +14,7 @@
 
 enum lr_engine_kind { LR_ENGINE_AUTO = 0, LR_ENGINE_AFXDP, LR_ENGINE_PACKET };
 enum lr_xdp_mode { LR_XDP_AUTO = 0, LR_XDP_NATIVE, LR_XDP_GENERIC };
+enum lr_rx_engine_kind { LR_RX_ENGINE_AUTO = 0, LR_RX_ENGINE_XDP, LR_RX_ENGINE_PACKET };
 enum lr_xsk_mode { LR_XSK_AUTO = 0, LR_XSK_ZEROCOPY, LR_XSK_COPY };
 
 struct lr_send_opts {
@@ -50,7 +51,9 @@ struct lr_recv_opts {
 	char netns[LR_PATH_MAX];
 	char json[LR_PATH_MAX];
 	char ready_file[LR_PATH_MAX];
+	enum lr_rx_engine_kind engine;
 	enum lr_xdp_mode xdp_mode;
+	unsigned int workers;	/* AF_PACKET receive threads (fanout) */
 	uint16_t dst_port;
 	uint64_t duration_ns;	/* 0 = until a signal (or --once) */
 	bool pass;
