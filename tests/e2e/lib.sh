@@ -327,7 +327,9 @@ lr_pair_topology()
 # Runs `recv --once` in NS_RCV, sends 3 foreign UDP datagrams to DST_IP, runs `send`,
 # waits for recv. Leaves recv.json, send.json, the processes' outputs, RX_DELTA (veth rx_packets
 # delta on IF_RCV), SEND_RC, RECV_RC and FOREIGN_STACK. Set LR_USE_NETNS_OPT=1 to have linerate enter
-# the namespaces itself (--netns) instead of running under `ip netns exec`.
+# the namespaces itself (--netns) instead of running under `ip netns exec`. LR_SEND_ENGINE and
+# LR_RECV_ENGINE, when set, are passed as --engine; lr_check_exact expects them in the JSON unless
+# LR_EXPECT_SEND / LR_EXPECT_RECV say otherwise (for auto choice).
 lr_exchange()
 {
 	local nss=$1 ifs=$2 nsr=$3 ifr=$4 dst=$5 count=$6 before after pid noports
@@ -341,6 +343,8 @@ lr_exchange()
 		rpre=(ip netns exec "$nsr" "$LINERATE" recv)
 		spre=(ip netns exec "$nss" "$LINERATE" send)
 	fi
+	[[ -n ${LR_RECV_ENGINE:-} ]] && rpre+=(--engine "$LR_RECV_ENGINE")
+	[[ -n ${LR_SEND_ENGINE:-} ]] && spre+=(--engine "$LR_SEND_ENGINE")
 	rm -f "$LR_TMP/ready" "$LR_TMP/recv.json" "$LR_TMP/send.json"
 	before=$(lr_rx_packets "$nsr" "$ifr")
 	lr_log "run: ${rpre[*]} -i $ifr --once --duration 30 --json recv.json --ready-file ready"
@@ -352,7 +356,11 @@ lr_exchange()
 		lr_show_file "$LR_TMP/recv.err"
 		lr_die "recv never became ready"
 	fi
-	lr_check_cmd "an XDP program is attached to $ifr once the ready file exists" lr_xdp_attached "$nsr" "$ifr"
+	if [[ ${LR_EXPECT_RECV:-${LR_RECV_ENGINE:-xdp}} == xdp ]]; then
+		lr_check_cmd "an XDP program is attached to $ifr once the ready file exists" lr_xdp_attached "$nsr" "$ifr"
+	else
+		lr_check_cmd "no XDP program on $ifr with a non-XDP receiver" eval '! lr_xdp_attached "$nsr" "$ifr"'
+	fi
 	# Known foreign traffic while recv is attached: 3 UDP datagrams to the discard port. The
 	# receiving stack counts them in Udp NoPorts, which proves XDP passed them on.
 	noports=$(lr_udp_noports "$nsr")
@@ -385,12 +393,12 @@ lr_check_exact()
 	lr_jvalid "$s"
 	lr_jvalid "$r"
 	lr_check "send JSON command" "$(lr_jget "$s" .command)" == send
-	lr_check "send JSON engine" "$(lr_jget "$s" .engine)" == afxdp
+	lr_check "send JSON engine" "$(lr_jget "$s" .engine)" == "${LR_EXPECT_SEND:-${LR_SEND_ENGINE:-afxdp}}"
 	lr_check "send JSON frame_size" "$(lr_jget "$s" .frame_size)" == 64
 	lr_check "send JSON flows" "$(lr_jget "$s" .flows)" == "$flows"
 	lr_check "tx.packets (frames the device completed)" "$(lr_jget "$s" .tx.packets)" == "$count"
 	lr_check "recv JSON command" "$(lr_jget "$r" .command)" == recv
-	lr_check "recv JSON engine" "$(lr_jget "$r" .engine)" == xdp
+	lr_check "recv JSON engine" "$(lr_jget "$r" .engine)" == "${LR_EXPECT_RECV:-${LR_RECV_ENGINE:-xdp}}"
 	rxp=$(lr_jget "$r" .rx.packets)
 	lr_check "rx.packets" "$rxp" == "$count"
 	lr_check "rx.lost" "$(lr_jget "$r" .rx.lost)" == 0

@@ -20,6 +20,7 @@
 #   - rx.lost == 200 == nft drop counter; tx.packets - rx.packets == rx.lost
 #   - rx.reordered == 0, rx.duplicates == 0, rx.sent == 10000, rx.tail_settled true, flows 4
 #   - at least one end-of-test marker per flow crossed the router
+#   - all of the above with the XDP receiver and again with the AF_PACKET receiver
 set -euo pipefail
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -46,7 +47,11 @@ ip -n "$RTR" neigh replace 198.18.0.6 lladdr "$(lr_mac "$RCV" c0)" dev r1 nud pe
 
 ip netns exec "$RTR" nft add table ip lrprobe 2>/dev/null || lr_kernel_lacks "nftables"
 ip netns exec "$RTR" nft delete table ip lrprobe
-ip netns exec "$RTR" nft -f - <<NFT || lr_die "loading the nftables ruleset failed (see above)"
+# Loaded afresh for each receiver, so numgen and the counters start from zero.
+load_rules()
+{
+	ip netns exec "$RTR" nft delete table ip lrloss 2>/dev/null || true
+	ip netns exec "$RTR" nft -f - <<NFT || lr_die "loading the nftables ruleset failed (see above)"
 table ip lrloss {
 	counter lr_data { }
 	counter lr_eot { }
@@ -59,6 +64,7 @@ table ip lrloss {
 	}
 }
 NFT
+}
 
 nft_count()
 {
@@ -66,33 +72,39 @@ nft_count()
 		jq -r '[.nftables[] | select(.counter) | .counter.packets][0] // "missing"'
 }
 
-lr_exchange "$SND" s0 "$RCV" c0 198.18.0.6 "$COUNT" --flows "$FLOWS" --rate 20kpps
+# The XDP receiver drops what it counts; the AF_PACKET one only watches. Both must count the same.
+for LR_RECV_ENGINE in xdp packet; do
+	export LR_RECV_ENGINE
+	lr_log "== recv --engine $LR_RECV_ENGINE"
+	load_rules
+	lr_exchange "$SND" s0 "$RCV" c0 198.18.0.6 "$COUNT" --flows "$FLOWS" --rate 20kpps
 
-S=$LR_TMP/send.json
-R=$LR_TMP/recv.json
-WANT=$(((COUNT + EVERY - 1) / EVERY))
-DROPPED=$(nft_count lr_drop)
-lr_log "nft counters: data $(nft_count lr_data), dropped $DROPPED, eot $(nft_count lr_eot)"
-lr_log "router r0 stats: $(ip -n "$RTR" -s -j link show dev r0 | jq -c '.[0].stats64.rx')"
-lr_check "send exit code" "$SEND_RC" == 0
-lr_check "recv --once exit code" "$RECV_RC" == 0
-lr_jvalid "$S"
-lr_jvalid "$R"
-TXP=$(lr_jget "$S" .tx.packets)
-RXP=$(lr_jget "$R" .rx.packets)
-LOST=$(lr_jget "$R" .rx.lost)
-lr_check "tx.packets" "$TXP" == "$COUNT"
-lr_check "data frames forwarded to the drop rule (nft counter)" "$(nft_count lr_data)" == "$COUNT"
-lr_check "nft drop counter == ceil($COUNT/$EVERY)" "$DROPPED" == "$WANT"
-lr_check "rx.lost == nft drop counter" "$LOST" == "$DROPPED"
-lr_check "rx.packets" "$RXP" == $((COUNT - WANT))
-if lr_is_num "$TXP" && lr_is_num "$RXP"; then
-	lr_check "tx.packets - rx.packets == rx.lost" $((TXP - RXP)) == "$LOST"
-fi
-lr_check "rx.reordered" "$(lr_jget "$R" .rx.reordered)" == 0
-lr_check "rx.duplicates" "$(lr_jget "$R" .rx.duplicates)" == 0
-lr_check "rx.sent (from end-of-test markers)" "$(lr_jget "$R" .rx.sent)" == "$COUNT"
-lr_check "rx.tail_settled" "$(jq -r '.rx.tail_settled' "$R" 2>/dev/null)" == true
-lr_check "rx.flows" "$(lr_jget "$R" .rx.flows)" == "$FLOWS"
-lr_check "end-of-test markers forwarded (nft counter) >= flows" "$(nft_count lr_eot)" ">=" "$FLOWS"
+	S=$LR_TMP/send.json
+	R=$LR_TMP/recv.json
+	WANT=$(((COUNT + EVERY - 1) / EVERY))
+	DROPPED=$(nft_count lr_drop)
+	lr_log "nft counters: data $(nft_count lr_data), dropped $DROPPED, eot $(nft_count lr_eot)"
+	lr_log "router r0 stats: $(ip -n "$RTR" -s -j link show dev r0 | jq -c '.[0].stats64.rx')"
+	lr_check "send exit code" "$SEND_RC" == 0
+	lr_check "recv --once exit code" "$RECV_RC" == 0
+	lr_jvalid "$S"
+	lr_jvalid "$R"
+	TXP=$(lr_jget "$S" .tx.packets)
+	RXP=$(lr_jget "$R" .rx.packets)
+	LOST=$(lr_jget "$R" .rx.lost)
+	lr_check "tx.packets" "$TXP" == "$COUNT"
+	lr_check "data frames forwarded to the drop rule (nft counter)" "$(nft_count lr_data)" == "$COUNT"
+	lr_check "nft drop counter == ceil($COUNT/$EVERY)" "$DROPPED" == "$WANT"
+	lr_check "rx.lost == nft drop counter" "$LOST" == "$DROPPED"
+	lr_check "rx.packets" "$RXP" == $((COUNT - WANT))
+	if lr_is_num "$TXP" && lr_is_num "$RXP"; then
+		lr_check "tx.packets - rx.packets == rx.lost" $((TXP - RXP)) == "$LOST"
+	fi
+	lr_check "rx.reordered" "$(lr_jget "$R" .rx.reordered)" == 0
+	lr_check "rx.duplicates" "$(lr_jget "$R" .rx.duplicates)" == 0
+	lr_check "rx.sent (from end-of-test markers)" "$(lr_jget "$R" .rx.sent)" == "$COUNT"
+	lr_check "rx.tail_settled" "$(jq -r '.rx.tail_settled' "$R" 2>/dev/null)" == true
+	lr_check "rx.flows" "$(lr_jget "$R" .rx.flows)" == "$FLOWS"
+	lr_check "end-of-test markers forwarded (nft counter) >= flows" "$(nft_count lr_eot)" ">=" "$FLOWS"
+done
 lr_finish
