@@ -2,6 +2,7 @@
 /* linerate: subcommand dispatch. */
 #include <stdio.h>
 #include <string.h>
+#include "linerate/caps.h"
 #include "linerate/cmd.h"
 #include "linerate/opts.h"
 
@@ -13,6 +14,7 @@ static void usage(FILE *out)
 		"Commands:\n"
 		"  send   blast test frames through AF_XDP from pinned per-queue workers\n"
 		"  recv   count test frames with XDP: rate, loss, reordering, latency\n"
+		"  probe  what the kernel and an interface offer: AF_XDP modes, XDP, AF_PACKET\n"
 		"  help   this text; 'linerate COMMAND --help' for a command's options\n");
 }
 
@@ -48,6 +50,18 @@ int main(int argc, char **argv)
 			return LR_EXIT_USAGE;
 		}
 		return lr_cmd_recv(&o);
+	}
+	if (!strcmp(argv[1], "probe")) {
+		struct lr_probe_opts o;
+
+		ret = lr_cli_parse_probe(argc - 1, argv + 1, &o, stdout, err, sizeof(err));
+		if (ret == 1)
+			return LR_EXIT_OK;
+		if (ret) {
+			fprintf(stderr, "linerate probe: %s\n", err);
+			return LR_EXIT_USAGE;
+		}
+		return lr_cmd_probe(&o);
 	}
 	if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		usage(stdout);

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* Interface facts from ioctl, sysfs and rtnetlink: index, MTU, queues, addresses, next-hop MAC. */
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ifaddrs.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +16,7 @@
 #include <sys/socket.h>
 
 #include <linux/ethtool.h>
+#include <linux/genetlink.h>
 #include <linux/if_link.h>
 #include <linux/neighbour.h>
 #include <linux/netlink.h>
@@ -32,6 +35,22 @@
 /* Large enough for a full page of dump messages; the kernel never sends more per datagram. */
 #define NL_BUFSZ 32768
 
+/*
+ * The "netdev" generic-netlink family (Linux >= 6.3), values from the kernel's
+ * include/uapi/linux/netdev.h. Debian 12's 6.1 headers lack that file, and a
+ * 6.3 one lacks the ZC_MAX_SEGS attribute (6.6), so we carry our own names.
+ */
+#define ND_FAMILY_NAME		"netdev"
+#define ND_FAMILY_VERSION	1
+#define ND_CMD_DEV_GET		1
+#define ND_A_DEV_IFINDEX	1
+#define ND_A_DEV_XDP_FEATURES	3
+#define ND_A_DEV_XDP_ZC_MAX_SEGS 4
+#define ND_A_DEV_MAX		ND_A_DEV_XDP_ZC_MAX_SEGS
+
+/* More counters than any driver has; a larger count is a corrupt answer, not an allocation to make. */
+#define ETHTOOL_STATS_MAX	65536
+
 struct nl_req {
 	struct nlmsghdr nh;
 	union {
@@ -47,6 +66,30 @@ struct neigh_query {
 	const struct in6_addr *dst;
 	bool found;
 	uint8_t mac[6];
+};
+
+struct genl_req {
+	struct nlmsghdr nh;
+	struct genlmsghdr gh;
+	char attrs[64];
+};
+
+struct genl_family_query {
+	bool have;
+	uint16_t id;
+};
+
+struct xdp_query {
+	int ifindex;
+	uint16_t family;
+	int err;
+	bool have;
+	struct lr_if_xdp xdp;
+};
+
+struct link_facts {
+	bool have;
+	struct lr_if_link *out;
 };
 
 struct link_info {
@@ -152,10 +195,12 @@ static int nl_attr_s32(const struct rtattr *rta, int *out)
 }
 
 /*
- * Send @nh on a fresh NETLINK_ROUTE socket and feed every answer to @cb until
- * NLMSG_DONE (dumps) or the acknowledgement (single requests, sent with NLM_F_ACK).
+ * Send @nh on a fresh netlink socket of protocol @proto and feed every answer
+ * to @cb until NLMSG_DONE (dumps) or the acknowledgement (single requests,
+ * sent with NLM_F_ACK).
  */
-static int nl_talk(struct nlmsghdr *nh, void (*cb)(const struct nlmsghdr *, void *), void *arg)
+static int nl_talk_proto(int proto, struct nlmsghdr *nh, void (*cb)(const struct nlmsghdr *, void *),
+			 void *arg)
 {
 	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
 	bool done = false;
@@ -163,7 +208,7 @@ static int nl_talk(struct nlmsghdr *nh, void (*cb)(const struct nlmsghdr *, void
 	int fd, err = 0;
 	ssize_t n;
 
-	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, proto);
 	if (fd < 0)
 		return -errno;
 	buf = malloc(NL_BUFSZ);
@@ -225,6 +270,11 @@ out:
 	free(buf);
 	close(fd);
 	return err;
+}
+
+static int nl_talk(struct nlmsghdr *nh, void (*cb)(const struct nlmsghdr *, void *), void *arg)
+{
+	return nl_talk_proto(NETLINK_ROUTE, nh, cb, arg);
 }
 
 static void neigh_cb(const struct nlmsghdr *m, void *arg)
@@ -376,6 +426,139 @@ static int veth_peer_mac(const struct lr_if *ifc, uint8_t mac[6], char *how, siz
 	memcpy(mac, peer.mac, 6);
 	lr_msg(how, howlen, "veth peer %s", peer.name[0] ? peer.name : "(unnamed)");
 	return 0;
+}
+
+static void link_facts_cb(const struct nlmsghdr *m, void *arg)
+{
+	struct rtattr *tb[IFLA_MAX + 1], *li[IFLA_INFO_MAX + 1];
+	struct link_facts *q = arg;
+	struct lr_if_link *l = q->out;
+	const struct ifinfomsg *ifi;
+
+	if (q->have || m->nlmsg_type != RTM_NEWLINK || m->nlmsg_len < NLMSG_LENGTH(sizeof(*ifi)))
+		return;
+	ifi = NLMSG_DATA(m);
+	nl_parse_attrs(tb, IFLA_MAX, IFLA_RTA(ifi), m->nlmsg_len - NLMSG_LENGTH(sizeof(*ifi)));
+	q->have = true;
+	if (tb[IFLA_OPERSTATE] && RTA_PAYLOAD(tb[IFLA_OPERSTATE]) >= 1)
+		l->operstate = *(const uint8_t *)RTA_DATA(tb[IFLA_OPERSTATE]);
+	if (nl_attr_s32(tb[IFLA_LINK], &l->link))
+		l->link = 0;
+	if (nl_attr_s32(tb[IFLA_LINK_NETNSID], &l->link_nsid))
+		l->link_nsid = -1;
+	if (tb[IFLA_LINKINFO]) {
+		nl_parse_attrs(li, IFLA_INFO_MAX, RTA_DATA(tb[IFLA_LINKINFO]), RTA_PAYLOAD(tb[IFLA_LINKINFO]));
+		if (li[IFLA_INFO_KIND])
+			snprintf(l->kind, sizeof(l->kind), "%.*s", (int)strnlen(RTA_DATA(li[IFLA_INFO_KIND]),
+									 RTA_PAYLOAD(li[IFLA_INFO_KIND])),
+				 (const char *)RTA_DATA(li[IFLA_INFO_KIND]));
+	}
+}
+
+/* Generic netlink: attributes start after the family header. */
+static struct rtattr *genl_attrs(const struct nlmsghdr *m, int *len)
+{
+	*len = (int)m->nlmsg_len - (int)NLMSG_LENGTH(GENL_HDRLEN);
+	/* struct nlattr and struct rtattr share layout and alignment, so the RTA_* walkers serve both. */
+	return (struct rtattr *)((char *)NLMSG_DATA(m) + GENL_HDRLEN);
+}
+
+static void genl_req_init(struct genl_req *req, uint16_t family, uint8_t cmd, uint8_t version)
+{
+	memset(req, 0, sizeof(*req));
+	req->nh.nlmsg_len = NLMSG_LENGTH(GENL_HDRLEN);
+	req->nh.nlmsg_type = family;
+	req->nh.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+	req->gh.cmd = cmd;
+	req->gh.version = version;
+}
+
+static void family_cb(const struct nlmsghdr *m, void *arg)
+{
+	struct rtattr *tb[CTRL_ATTR_MAX + 1], *attrs;
+	struct genl_family_query *q = arg;
+	int len;
+
+	if (q->have || m->nlmsg_type != GENL_ID_CTRL || m->nlmsg_len < NLMSG_LENGTH(GENL_HDRLEN))
+		return;
+	attrs = genl_attrs(m, &len);
+	nl_parse_attrs(tb, CTRL_ATTR_MAX, attrs, len);
+	if (!tb[CTRL_ATTR_FAMILY_ID] || RTA_PAYLOAD(tb[CTRL_ATTR_FAMILY_ID]) < sizeof(uint16_t))
+		return;
+	memcpy(&q->id, RTA_DATA(tb[CTRL_ATTR_FAMILY_ID]), sizeof(uint16_t));
+	q->have = true;
+}
+
+/* Family id of a generic-netlink family; -EOPNOTSUPP when this kernel does not have it. */
+static int genl_family_id(const char *name, uint16_t *id)
+{
+	struct genl_family_query q = { 0 };
+	struct genl_req req;
+	int err;
+
+	genl_req_init(&req, GENL_ID_CTRL, CTRL_CMD_GETFAMILY, 1);
+	nl_put_attr(&req.nh, sizeof(req), CTRL_ATTR_FAMILY_NAME, name, strlen(name) + 1);
+	err = nl_talk_proto(NETLINK_GENERIC, &req.nh, family_cb, &q);
+	if (err == -ENOENT)
+		return -EOPNOTSUPP;
+	if (err)
+		return err;
+	if (!q.have)
+		return -EBADMSG;
+	*id = q.id;
+	return 0;
+}
+
+static int xdp_parse_msg(const struct nlmsghdr *m, int ifindex, struct lr_if_xdp *out)
+{
+	struct rtattr *tb[ND_A_DEV_MAX + 1], *attrs;
+	uint32_t idx;
+	int len;
+
+	if (m->nlmsg_len < NLMSG_LENGTH(GENL_HDRLEN))
+		return -EBADMSG;
+	attrs = genl_attrs(m, &len);
+	nl_parse_attrs(tb, ND_A_DEV_MAX, attrs, len);
+	if (!tb[ND_A_DEV_IFINDEX] || RTA_PAYLOAD(tb[ND_A_DEV_IFINDEX]) < sizeof(idx))
+		return -EBADMSG;
+	memcpy(&idx, RTA_DATA(tb[ND_A_DEV_IFINDEX]), sizeof(idx));
+	if (idx != (uint32_t)ifindex)
+		return -ENOENT;
+	/* A u64 attribute is only 4-byte aligned (the kernel may pad before it): memcpy, no cast. */
+	if (!tb[ND_A_DEV_XDP_FEATURES] || RTA_PAYLOAD(tb[ND_A_DEV_XDP_FEATURES]) < sizeof(out->features))
+		return -EBADMSG;
+	memcpy(&out->features, RTA_DATA(tb[ND_A_DEV_XDP_FEATURES]), sizeof(out->features));
+	/* Sent only when the driver advertises XSK zero-copy. */
+	out->zc_max_segs = 0;
+	if (tb[ND_A_DEV_XDP_ZC_MAX_SEGS] && RTA_PAYLOAD(tb[ND_A_DEV_XDP_ZC_MAX_SEGS]) >= sizeof(uint32_t))
+		memcpy(&out->zc_max_segs, RTA_DATA(tb[ND_A_DEV_XDP_ZC_MAX_SEGS]), sizeof(uint32_t));
+	return 0;
+}
+
+static void xdp_cb(const struct nlmsghdr *m, void *arg)
+{
+	struct xdp_query *q = arg;
+	int err;
+
+	if (q->have || m->nlmsg_type != q->family)
+		return;
+	err = xdp_parse_msg(m, q->ifindex, &q->xdp);
+	if (err)
+		q->err = err;
+	else
+		q->have = true;
+}
+
+static int ethtool_ioctl(int fd, const char *ifname, void *data)
+{
+	struct ifreq ifr = { 0 };
+	size_t len = strlen(ifname);
+
+	if (!len || len >= IFNAMSIZ)
+		return -EINVAL;
+	memcpy(ifr.ifr_name, ifname, len + 1);
+	ifr.ifr_data = data;
+	return ioctl(fd, SIOCETHTOOL, &ifr) < 0 ? -errno : 0;
 }
 
 int lr_if_open(const char *name, struct lr_if *ifc, char *err, size_t errlen)
@@ -562,4 +745,241 @@ int lr_if_stat(const char *ifname, const char *counter, uint64_t *out)
 out:
 	close(fd);
 	return err;
+}
+
+int lr_if_ethtool_stats(const char *ifname, struct lr_ethtool_stats *out)
+{
+	struct {
+		struct ethtool_sset_info hdr;
+		uint32_t data[1];
+	} sset = { .hdr = { .cmd = ETHTOOL_GSSET_INFO, .sset_mask = 1ULL << ETH_SS_STATS } };
+	struct ethtool_gstrings *gs = NULL;
+	struct ethtool_stats *st = NULL;
+	unsigned int n, i;
+	int fd, err;
+
+	memset(out, 0, sizeof(*out));
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	err = ethtool_ioctl(fd, ifname, &sset);
+	if (err)
+		goto out;
+	/* The kernel clears the bit of every set the driver does not have. */
+	if (!(sset.hdr.sset_mask & (1ULL << ETH_SS_STATS)) || !sset.data[0]) {
+		err = -EOPNOTSUPP;
+		goto out;
+	}
+	n = sset.data[0];
+	if (n > ETHTOOL_STATS_MAX) {
+		err = -E2BIG;
+		goto out;
+	}
+	gs = calloc(1, sizeof(*gs) + (size_t)n * ETH_GSTRING_LEN);
+	st = calloc(1, sizeof(*st) + (size_t)n * sizeof(uint64_t));
+	out->names = calloc(n, sizeof(*out->names));
+	out->values = calloc(n, sizeof(*out->values));
+	if (!gs || !st || !out->names || !out->values) {
+		err = -ENOMEM;
+		goto out;
+	}
+	/*
+	 * The kernel asks the driver for the count again on each call and writes
+	 * that many entries; like ethtool(8) we rely on it not growing between
+	 * calls (it changes only with the channel count), and refuse a mismatch.
+	 */
+	gs->cmd = ETHTOOL_GSTRINGS;
+	gs->string_set = ETH_SS_STATS;
+	gs->len = n;
+	err = ethtool_ioctl(fd, ifname, gs);
+	if (err)
+		goto out;
+	st->cmd = ETHTOOL_GSTATS;
+	st->n_stats = n;
+	err = ethtool_ioctl(fd, ifname, st);
+	if (err)
+		goto out;
+	if (gs->len != n || st->n_stats != n) {
+		err = -EAGAIN;
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		/* A name may fill all ETH_GSTRING_LEN bytes without a NUL; ours have room for one. */
+		memcpy(out->names[i], gs->data + (size_t)i * ETH_GSTRING_LEN, ETH_GSTRING_LEN);
+		out->names[i][ETH_GSTRING_LEN] = '\0';
+		out->values[i] = st->data[i];
+	}
+	out->n = n;
+out:
+	if (err)
+		lr_ethtool_stats_free(out);
+	free(gs);
+	free(st);
+	close(fd);
+	return err;
+}
+
+void lr_ethtool_stats_free(struct lr_ethtool_stats *s)
+{
+	free(s->names);
+	free(s->values);
+	memset(s, 0, sizeof(*s));
+}
+
+int lr_ethtool_stats_find(const struct lr_ethtool_stats *s, const char *name, uint64_t *out)
+{
+	unsigned int i;
+
+	for (i = 0; i < s->n; i++) {
+		if (!strcmp(s->names[i], name)) {
+			*out = s->values[i];
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+int lr_ethtool_stats_findq(const struct lr_ethtool_stats *s, const char *fmt, unsigned int queue, uint64_t *out)
+{
+	char name[LR_ETHTOOL_NAME_LEN];
+	int n;
+
+	n = snprintf(name, sizeof(name), fmt, queue);
+	if (n < 0 || (size_t)n >= sizeof(name))
+		return -ENOENT;
+	return lr_ethtool_stats_find(s, name, out);
+}
+
+bool lr_ethtool_stat_queue(const char *name, unsigned int *queue, bool *tx, const char **field)
+{
+	static const char rx_prefix[] = "rx_queue_", tx_prefix[] = "tx_queue_";
+	const size_t plen = sizeof(rx_prefix) - 1;
+	unsigned long q;
+	bool is_tx;
+	char *end;
+
+	if (!strncmp(name, rx_prefix, plen))
+		is_tx = false;
+	else if (!strncmp(name, tx_prefix, plen))
+		is_tx = true;
+	else
+		return false;
+	if (!isdigit((unsigned char)name[plen]))
+		return false;
+	errno = 0;
+	q = strtoul(name + plen, &end, 10);
+	if (errno || q > UINT_MAX || *end != '_' || !end[1])
+		return false;
+	if (queue)
+		*queue = (unsigned int)q;
+	if (tx)
+		*tx = is_tx;
+	if (field)
+		*field = end + 1;
+	return true;
+}
+
+int lr_if_channels(const char *ifname, struct lr_if_channels *out)
+{
+	struct ethtool_channels ch = { .cmd = ETHTOOL_GCHANNELS };
+	int fd, err;
+
+	memset(out, 0, sizeof(*out));
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	err = ethtool_ioctl(fd, ifname, &ch);
+	close(fd);
+	if (err)
+		return err;
+	out->max_rx = ch.max_rx;
+	out->max_tx = ch.max_tx;
+	out->max_other = ch.max_other;
+	out->max_combined = ch.max_combined;
+	out->rx = ch.rx_count;
+	out->tx = ch.tx_count;
+	out->other = ch.other_count;
+	out->combined = ch.combined_count;
+	return 0;
+}
+
+int lr_if_link_get(const struct lr_if *ifc, struct lr_if_link *out)
+{
+	struct link_facts q = { .out = out };
+	struct nl_req req = { 0 };
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	out->link_nsid = -1;
+	req.nh.nlmsg_len = NLMSG_LENGTH(sizeof(req.ifi));
+	req.nh.nlmsg_type = RTM_GETLINK;
+	req.nh.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+	req.ifi.ifi_family = AF_UNSPEC;
+	req.ifi.ifi_index = ifc->ifindex;
+	err = nl_talk(&req.nh, link_facts_cb, &q);
+	if (err)
+		return err;
+	return q.have ? 0 : -ENOENT;
+}
+
+const char *lr_if_operstate_name(unsigned int operstate)
+{
+	/* IF_OPER_* (RFC 2863) of linux/if.h, which cannot be included next to net/if.h. */
+	static const char *const names[] = {
+		"unknown", "notpresent", "down", "lowerlayerdown", "testing", "dormant", "up",
+	};
+
+	return operstate < sizeof(names) / sizeof(names[0]) ? names[operstate] : "unknown";
+}
+
+int lr_if_xdp_parse(const void *msg, size_t len, int ifindex, struct lr_if_xdp *out)
+{
+	const struct nlmsghdr *m = msg;
+
+	if (len < sizeof(*m) || m->nlmsg_len > len || !NLMSG_OK(m, (unsigned int)len))
+		return -EBADMSG;
+	return xdp_parse_msg(m, ifindex, out);
+}
+
+int lr_if_xdp_features(int ifindex, struct lr_if_xdp *out)
+{
+	struct xdp_query q = { .ifindex = ifindex };
+	struct genl_req req;
+	uint32_t idx = ifindex;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	err = genl_family_id(ND_FAMILY_NAME, &q.family);
+	if (err)
+		return err;
+	genl_req_init(&req, q.family, ND_CMD_DEV_GET, ND_FAMILY_VERSION);
+	nl_put_attr(&req.nh, sizeof(req), ND_A_DEV_IFINDEX, &idx, sizeof(idx));
+	err = nl_talk_proto(NETLINK_GENERIC, &req.nh, xdp_cb, &q);
+	if (err)
+		return err;
+	if (!q.have)
+		return q.err ? q.err : -ENOENT;
+	*out = q.xdp;
+	return 0;
+}
+
+const char *lr_xdp_act_name(uint64_t bit)
+{
+	switch (bit) {
+	case LR_XDP_ACT_BASIC:
+		return "basic";
+	case LR_XDP_ACT_REDIRECT:
+		return "redirect";
+	case LR_XDP_ACT_NDO_XMIT:
+		return "ndo_xmit";
+	case LR_XDP_ACT_XSK_ZEROCOPY:
+		return "xsk_zerocopy";
+	case LR_XDP_ACT_HW_OFFLOAD:
+		return "hw_offload";
+	case LR_XDP_ACT_RX_SG:
+		return "rx_sg";
+	case LR_XDP_ACT_NDO_XMIT_SG:
+		return "ndo_xmit_sg";
+	}
+	return NULL;
 }

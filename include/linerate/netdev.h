@@ -33,6 +33,76 @@ int lr_if_dst_mac(const struct lr_if *ifc, int family, const struct in6_addr *ds
 /* A counter from /sys/class/net/IF/statistics (e.g. "tx_dropped"); -errno. */
 int lr_if_stat(const char *ifname, const char *counter, uint64_t *out);
 
+/* ethtool driver counters (ETH_SS_STATS): names and values in the driver's order, on the heap. */
+#define LR_ETHTOOL_NAME_LEN 33	/* ETH_GSTRING_LEN and a NUL */
+
+struct lr_ethtool_stats {
+	unsigned int n;
+	char (*names)[LR_ETHTOOL_NAME_LEN];	/* NUL-terminated */
+	uint64_t *values;
+};
+
+/* Reads every counter at once; -EOPNOTSUPP when the driver has none. Free with lr_ethtool_stats_free(). */
+int lr_if_ethtool_stats(const char *ifname, struct lr_ethtool_stats *out);
+void lr_ethtool_stats_free(struct lr_ethtool_stats *s);
+/* Value of the counter called @name; -ENOENT when the driver has no such counter. */
+int lr_ethtool_stats_find(const struct lr_ethtool_stats *s, const char *name, uint64_t *out);
+/* The same, the name made from a pattern with one %u for the queue, e.g. "tx_queue_%u_packets". */
+int lr_ethtool_stats_findq(const struct lr_ethtool_stats *s, const char *fmt, unsigned int queue, uint64_t *out)
+	__attribute__((format(printf, 2, 0)));
+/*
+ * True for a per-queue counter named "rx_queue_N_FIELD" or "tx_queue_N_FIELD"
+ * (veth, virtio_net, and the drivers that follow their naming); sets the queue,
+ * the direction and FIELD.
+ */
+bool lr_ethtool_stat_queue(const char *name, unsigned int *queue, bool *tx, const char **field);
+
+/* ETHTOOL_GCHANNELS: current and maximum queue (channel) counts. */
+struct lr_if_channels {
+	unsigned int max_rx, max_tx, max_other, max_combined;
+	unsigned int rx, tx, other, combined;
+};
+
+/* -EOPNOTSUPP when the driver does not report channels. */
+int lr_if_channels(const char *ifname, struct lr_if_channels *out);
+
+/* rtnetlink facts beyond struct lr_if: link kind, RFC 2863 operational state, the device it is linked to. */
+struct lr_if_link {
+	char kind[16];	/* IFLA_INFO_KIND ("veth", "bridge", ...); empty for a plain device */
+	unsigned int operstate;	/* IF_OPER_* */
+	int link;	/* IFLA_LINK: for a veth the peer's ifindex (in the peer's namespace); 0 if none */
+	int link_nsid;	/* namespace id of @link as seen from ours; -1 when it is our own */
+};
+
+int lr_if_link_get(const struct lr_if *ifc, struct lr_if_link *out);
+/* "up", "down", "lowerlayerdown", ... as in /sys/class/net/IF/operstate. */
+const char *lr_if_operstate_name(unsigned int operstate);
+
+/* XDP features a driver advertises (NETDEV_XDP_ACT_* of include/uapi/linux/netdev.h, Linux >= 6.3). */
+#define LR_XDP_ACT_BASIC	(1ULL << 0)	/* native XDP: DROP, PASS, TX, ABORTED */
+#define LR_XDP_ACT_REDIRECT	(1ULL << 1)
+#define LR_XDP_ACT_NDO_XMIT	(1ULL << 2)	/* other devices may XDP_REDIRECT into it */
+#define LR_XDP_ACT_XSK_ZEROCOPY	(1ULL << 3)
+#define LR_XDP_ACT_HW_OFFLOAD	(1ULL << 4)
+#define LR_XDP_ACT_RX_SG	(1ULL << 5)
+#define LR_XDP_ACT_NDO_XMIT_SG	(1ULL << 6)
+#define LR_XDP_ACT_COUNT	7
+
+struct lr_if_xdp {
+	uint64_t features;	/* LR_XDP_ACT_* */
+	uint32_t zc_max_segs;	/* fragments per zero-copy AF_XDP frame; 0 when not reported */
+};
+
+/*
+ * Asks the "netdev" generic-netlink family (NETDEV_CMD_DEV_GET). -EOPNOTSUPP
+ * when the kernel has no such family (before 6.3), -ENODEV for an unknown ifindex.
+ */
+int lr_if_xdp_features(int ifindex, struct lr_if_xdp *out);
+/* Parses one NETDEV_CMD_DEV_GET answer (netlink header included) for @ifindex; for the unit tests. */
+int lr_if_xdp_parse(const void *msg, size_t len, int ifindex, struct lr_if_xdp *out);
+/* Short name of one LR_XDP_ACT_* bit ("basic", "redirect", ...), NULL for an unknown bit. */
+const char *lr_xdp_act_name(uint64_t bit);
+
 /* Enter a network namespace: NAME (/run/netns/NAME), pid:PID or a path; remounts /sys for it. */
 int lr_netns_enter(const char *spec, char *err, size_t errlen);
 
