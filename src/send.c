@@ -392,6 +392,8 @@ static int summary(struct send_ctx *c)
 		json_object_object_add(q, "pps", json_object_new_double(secs > 0 ? n / secs : 0));
 		json_object_object_add(q, "ring_full", json_object_new_uint64(w->stats.ring_full));
 		json_object_object_add(q, "kicks", json_object_new_uint64(w->stats.kicks));
+		/* wake-ups the device refused for now (EAGAIN, ENOBUFS): push-back, retried */
+		json_object_object_add(q, "kick_errors", json_object_new_uint64(w->stats.kick_errors));
 		json_object_array_add(pq, q);
 	}
 	json_object_object_add(tx, "per_queue", pq);
