@@ -32,6 +32,8 @@ struct send_ctx {
 	uint64_t start_ns;
 	uint64_t tx_dropped0;
 	bool have_dropped;
+	uint64_t qdev0[LR_MAX_WORKERS];	/* the device's own per-queue TX counter at the start */
+	bool have_qdev;
 	char mac_how[64];
 };
 
@@ -251,6 +253,26 @@ static void live_line(struct send_ctx *c, uint64_t *prev, uint64_t *prev_q, uint
 	fprintf(stderr, "%s\n", line);
 }
 
+/*
+ * The device's own per-queue TX packet counters, where the driver exposes
+ * them under the common ethtool name (virtio_net, ixgbe, ...; veth has
+ * none): the check on which queue each worker's frames really left by.
+ */
+static int queue_counters(const struct send_ctx *c, uint64_t *out)
+{
+	struct lr_ethtool_stats st;
+	unsigned int i;
+	int ret;
+
+	ret = lr_if_ethtool_stats(c->o->ifname, &st);
+	if (ret)
+		return ret;
+	for (i = 0; i < c->o->nworkers && !ret; i++)
+		ret = lr_ethtool_stats_findq(&st, "tx_queue_%u_packets", c->ws[i].queue, &out[i]);
+	lr_ethtool_stats_free(&st);
+	return ret;
+}
+
 static void on_signal(int sig)
 {
 	(void)sig;
@@ -268,6 +290,7 @@ static int run(struct send_ctx *c)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	c->have_dropped = !lr_if_stat(o->ifname, "tx_dropped", &c->tx_dropped0);
+	c->have_qdev = !queue_counters(c, c->qdev0);
 
 	for (i = 0; i < o->nworkers; i++) {
 		ret = pthread_create(&c->ws[i].thread, NULL, lr_worker_run, &c->ws[i]);
@@ -309,6 +332,7 @@ static int summary(struct send_ctx *c)
 	const struct lr_send_opts *o = c->o;
 	struct json_object *root, *tx, *pq;
 	uint64_t packets = 0, completed = 0, queued = 0, end = 0, dropped = 0, eot = 0;
+	uint64_t qdev[LR_MAX_WORKERS] = { 0 };
 	char b1[32], err[256];
 	double secs, pps;
 	unsigned int i;
@@ -331,6 +355,8 @@ static int summary(struct send_ctx *c)
 	}
 	if (c->have_dropped && !lr_if_stat(o->ifname, "tx_dropped", &dropped))
 		dropped -= c->tx_dropped0;
+	if (c->have_qdev && queue_counters(c, qdev))
+		c->have_qdev = false;
 	/*
 	 * A completion only says the kernel is done with the frame. Where the
 	 * engine does not retry them, frames the device dropped (on veth: the
@@ -356,8 +382,12 @@ static int summary(struct send_ctx *c)
 		const struct lr_worker *w = &c->ws[i];
 		uint64_t n = data_done(w);
 
-		fprintf(stderr, "  queue %-3u cpu %-3u %llu frames, %s pps\n", w->queue, w->cpu, (unsigned long long)n,
+		fprintf(stderr, "  queue %-3u cpu %-3u %llu frames, %s pps", w->queue, w->cpu, (unsigned long long)n,
 			lr_fmt_si(secs > 0 ? n / secs : 0, b1, sizeof(b1)));
+		if (c->have_qdev)
+			fprintf(stderr, "; the device counted %llu on this queue",
+				(unsigned long long)(qdev[i] - c->qdev0[i]));
+		fputc('\n', stderr);
 	}
 	if (!o->json[0])
 		return code;
@@ -391,6 +421,9 @@ static int summary(struct send_ctx *c)
 		json_object_object_add(q, "packets", json_object_new_uint64(n));
 		json_object_object_add(q, "pps", json_object_new_double(secs > 0 ? n / secs : 0));
 		json_object_object_add(q, "ring_full", json_object_new_uint64(w->stats.ring_full));
+		/* the driver's own count for this queue, or null where it keeps none (veth) */
+		json_object_object_add(q, "device_packets",
+				       c->have_qdev ? json_object_new_uint64(qdev[i] - c->qdev0[i]) : NULL);
 		json_object_object_add(q, "kicks", json_object_new_uint64(w->stats.kicks));
 		/* wake-ups the device refused for now (EAGAIN, ENOBUFS): push-back, retried */
 		json_object_object_add(q, "kick_errors", json_object_new_uint64(w->stats.kick_errors));
