@@ -130,3 +130,19 @@ int lr_cli_str(const char *opt, const char *arg, char *dst, size_t len, char *er
 	memcpy(dst, arg, strlen(arg) + 1);
 	return 0;
 }
+
+int lr_cli_choice(const char *opt, const char *arg, const char *const *names, int *out, char *err, size_t errlen)
+{
+	size_t off;
+	int i;
+
+	for (i = 0; names[i]; i++)
+		if (!strcmp(arg, names[i])) {
+			*out = i;
+			return 0;
+		}
+	off = (size_t)snprintf(err, errlen, "%s: '%s' is not one of", opt, arg);
+	for (i = 0; names[i] && off < errlen; i++)
+		off += (size_t)snprintf(err + off, errlen - off, "%s %s", i ? "," : "", names[i]);
+	return -EINVAL;
+}

@@ -47,10 +47,15 @@ void lr_recv_opts_default(struct lr_recv_opts *o)
 	o->workers = 1;
 }
 
+/* In the order of enum lr_rx_engine_kind and enum lr_xdp_mode. */
+static const char *const engines[] = { "auto", "xdp", "packet", NULL };
+static const char *const xdp_modes[] = { "auto", "native", "generic", NULL };
+
 static int recv_set(void *ctx, int id, const char *arg, char *err, size_t errlen)
 {
 	struct lr_recv_opts *o = ctx;
 	uint64_t v;
+	int choice;
 
 	switch (id) {
 	case O_IFACE:
@@ -75,28 +80,14 @@ static int recv_set(void *ctx, int id, const char *arg, char *err, size_t errlen
 		o->pass = true;
 		return 0;
 	case O_XDP_MODE:
-		if (!strcmp(arg, "auto"))
-			o->xdp_mode = LR_XDP_AUTO;
-		else if (!strcmp(arg, "native"))
-			o->xdp_mode = LR_XDP_NATIVE;
-		else if (!strcmp(arg, "generic"))
-			o->xdp_mode = LR_XDP_GENERIC;
-		else {
-			snprintf(err, errlen, "--xdp-mode: '%s' is not a mode (auto, native, generic)", arg);
+		if (lr_cli_choice("--xdp-mode", arg, xdp_modes, &choice, err, errlen))
 			return -EINVAL;
-		}
+		o->xdp_mode = choice;
 		return 0;
 	case O_ENGINE:
-		if (!strcmp(arg, "auto"))
-			o->engine = LR_RX_ENGINE_AUTO;
-		else if (!strcmp(arg, "xdp"))
-			o->engine = LR_RX_ENGINE_XDP;
-		else if (!strcmp(arg, "packet"))
-			o->engine = LR_RX_ENGINE_PACKET;
-		else {
-			snprintf(err, errlen, "--engine: '%s' is not an engine (auto, xdp, packet)", arg);
+		if (lr_cli_choice("--engine", arg, engines, &choice, err, errlen))
 			return -EINVAL;
-		}
+		o->engine = choice;
 		return 0;
 	case O_WORKERS:
 		if (lr_parse_count(arg, 1, 64, &v)) {

@@ -97,11 +97,15 @@ static int parse_port(const char *opt, const char *arg, uint16_t *out, char *err
 	return 0;
 }
 
+/* In the order of enum lr_engine_kind and enum lr_xsk_mode. */
+static const char *const engines[] = { "auto", "afxdp", "packet", NULL };
+static const char *const xsk_modes[] = { "auto", "zerocopy", "copy", NULL };
+
 static int send_set(void *ctx, int id, const char *arg, char *err, size_t errlen)
 {
 	struct lr_send_opts *o = ctx;
 	uint64_t v;
-	int n;
+	int n, choice;
 
 	switch (id) {
 	case O_IFACE:
@@ -175,28 +179,14 @@ static int send_set(void *ctx, int id, const char *arg, char *err, size_t errlen
 		o->ncpus = (unsigned int)n;
 		return 0;
 	case O_ENGINE:
-		if (!strcmp(arg, "auto"))
-			o->engine = LR_ENGINE_AUTO;
-		else if (!strcmp(arg, "afxdp"))
-			o->engine = LR_ENGINE_AFXDP;
-		else if (!strcmp(arg, "packet"))
-			o->engine = LR_ENGINE_PACKET;
-		else {
-			snprintf(err, errlen, "--engine: '%s' is not an engine (auto, afxdp, packet)", arg);
+		if (lr_cli_choice("--engine", arg, engines, &choice, err, errlen))
 			return -EINVAL;
-		}
+		o->engine = choice;
 		return 0;
 	case O_XSK_MODE:
-		if (!strcmp(arg, "auto"))
-			o->xsk_mode = LR_XSK_AUTO;
-		else if (!strcmp(arg, "zerocopy"))
-			o->xsk_mode = LR_XSK_ZEROCOPY;
-		else if (!strcmp(arg, "copy"))
-			o->xsk_mode = LR_XSK_COPY;
-		else {
-			snprintf(err, errlen, "--xdp-mode: '%s' is not a mode (auto, zerocopy, copy)", arg);
+		if (lr_cli_choice("--xdp-mode", arg, xsk_modes, &choice, err, errlen))
 			return -EINVAL;
-		}
+		o->xsk_mode = choice;
 		return 0;
 	case O_BATCH:
 		if (lr_parse_count(arg, 1, 512, &v)) {

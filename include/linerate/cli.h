@@ -33,6 +33,11 @@ void lr_cli_help(const struct lr_cli *cli, FILE *out);
 
 /* Copies a non-empty string option that fits @len, or says which option is wrong. */
 int lr_cli_str(const char *opt, const char *arg, char *dst, size_t len, char *err, size_t errlen);
+/*
+ * One of a fixed set of words: @names is NULL-terminated, *@out gets the
+ * index. The error lists the words the option takes.
+ */
+int lr_cli_choice(const char *opt, const char *arg, const char *const *names, int *out, char *err, size_t errlen);
 /* Shared value parsers that word their errors after the option. */
 int lr_cli_mac(const char *opt, const char *arg, unsigned char mac[6], char *err, size_t errlen);
 
