@@ -17,10 +17,11 @@
 #include "linerate/log.h"
 #include "linerate/rate.h"
 #include "linerate/report.h"
+#include "linerate/tx.h"
 
 #define NS 1000000000ULL
 
-struct send_ctx {
+struct lr_tx {
 	const struct lr_send_opts *o;
 	struct lr_if ifc;
 	struct lr_tmpl tmpl;
@@ -35,6 +36,7 @@ struct send_ctx {
 	uint64_t qdev0[LR_MAX_WORKERS];	/* the device's own per-queue TX counter at the start */
 	bool have_qdev;
 	char mac_how[64];
+	unsigned int flow_base, flows_total;
 };
 
 
@@ -44,7 +46,7 @@ static const char *ip_str(int family, const struct in6_addr *a, char *buf, size_
 }
 
 /* Interface checks, addresses and the template; every failure here is the user's to fix (exit 2). */
-static int prepare(struct send_ctx *c)
+static int prepare(struct lr_tx *c)
 {
 	const struct lr_send_opts *o = c->o;
 	struct lr_frame_spec spec = { 0 };
@@ -91,7 +93,7 @@ static int prepare(struct send_ctx *c)
 	return 0;
 }
 
-static void close_workers(struct send_ctx *c)
+static void close_workers(struct lr_tx *c)
 {
 	unsigned int i;
 
@@ -106,7 +108,7 @@ static void close_workers(struct send_ctx *c)
 /* One candidate of the engine choice: probe, then open every worker, or none. */
 static int try_engine(void *ctx, const struct lr_cand *cand, char *why, size_t len)
 {
-	struct send_ctx *c = ctx;
+	struct lr_tx *c = ctx;
 	const struct lr_send_opts *o = c->o;
 	unsigned int i;
 	int ret;
@@ -135,7 +137,7 @@ static int try_engine(void *ctx, const struct lr_cand *cand, char *why, size_t l
 	return 0;
 }
 
-static int open_engine(struct send_ctx *c)
+static int open_engine(struct lr_tx *c)
 {
 	static const struct lr_cand all[] = {
 		{ "afxdp", try_engine, &lr_engine_afxdp },
@@ -158,7 +160,7 @@ static int open_engine(struct send_ctx *c)
 	c->ws = calloc(o->nworkers, sizeof(*c->ws));
 	if (!c->ws)
 		return lr_fail(LR_EXIT_RUNTIME, "send", "out of memory");
-	ret = lr_workers_plan(c->ws, o->nworkers, o->flows, o->count);
+	ret = lr_workers_plan(c->ws, o->nworkers, o->flows, o->count, c->flow_base, c->flows_total);
 	if (ret)
 		return lr_fail(LR_EXIT_RUNTIME, "send", "cannot plan workers: %s", strerror(-ret));
 	for (i = 0; i < o->nworkers; i++) {
@@ -188,6 +190,8 @@ static int open_engine(struct send_ctx *c)
 		}
 		return lr_fail(ret == -ENOMEM ? LR_EXIT_RUNTIME : LR_EXIT_USAGE, "send", "%s", last);
 	}
+	if (o->silent)
+		return 0;
 	lr_choice_why(&ch, why, sizeof(why));
 	fprintf(stderr, "linerate send: engine %s, %s mode on %s queue%s", c->ops->name, c->ws[0].mode, o->ifname,
 		o->nworkers > 1 ? "s" : "");
@@ -197,7 +201,7 @@ static int open_engine(struct send_ctx *c)
 	return 0;
 }
 
-static void close_engine(struct send_ctx *c)
+static void close_engine(struct lr_tx *c)
 {
 	unsigned int i;
 
@@ -214,14 +218,14 @@ static uint64_t load(const uint64_t *p)
 }
 
 /* Data frames the device completed: markers are queued only after all data completed. */
-static uint64_t data_done(const struct lr_worker *w)
+uint64_t lr_tx_worker_done(const struct lr_worker *w)
 {
 	uint64_t done = load(&w->stats.completed), q = load(&w->stats.queued);
 
 	return done < q ? done : q;
 }
 
-static void live_line(struct send_ctx *c, uint64_t *prev, uint64_t *prev_q, uint64_t dt_ns)
+static void live_line(struct lr_tx *c, uint64_t *prev, uint64_t *prev_q, uint64_t dt_ns)
 {
 	const struct lr_send_opts *o = c->o;
 	char b1[32], line[1024];
@@ -231,7 +235,7 @@ static void live_line(struct send_ctx *c, uint64_t *prev, uint64_t *prev_q, uint
 	double s = (double)dt_ns / NS;
 
 	for (i = 0; i < o->nworkers; i++) {
-		uint64_t v = data_done(&c->ws[i]);
+		uint64_t v = lr_tx_worker_done(&c->ws[i]);
 
 		dtot += v - prev[i];
 		tot += v;
@@ -241,14 +245,14 @@ static void live_line(struct send_ctx *c, uint64_t *prev, uint64_t *prev_q, uint
 			       dtot * (o->size + 20) * 8.0 / s / 1e9, (unsigned long long)tot);
 	if (o->nworkers > 1) {
 		for (i = 0; i < o->nworkers && off < sizeof(line) - 64; i++) {
-			uint64_t v = data_done(&c->ws[i]);
+			uint64_t v = lr_tx_worker_done(&c->ws[i]);
 
 			off += (size_t)snprintf(line + off, sizeof(line) - off, "%s q%u %s", i ? "," : "  |",
 						c->ws[i].queue, lr_fmt_si((double)(v - prev[i]) / s, b1, sizeof(b1)));
 		}
 	}
 	for (i = 0; i < o->nworkers; i++)
-		prev[i] = data_done(&c->ws[i]);
+		prev[i] = lr_tx_worker_done(&c->ws[i]);
 	(void)prev_q;
 	fprintf(stderr, "%s\n", line);
 }
@@ -258,7 +262,7 @@ static void live_line(struct send_ctx *c, uint64_t *prev, uint64_t *prev_q, uint
  * them under the common ethtool name (virtio_net, ixgbe, ...; veth has
  * none): the check on which queue each worker's frames really left by.
  */
-static int queue_counters(const struct send_ctx *c, uint64_t *out)
+static int queue_counters(const struct lr_tx *c, uint64_t *out)
 {
 	struct lr_ethtool_stats st;
 	unsigned int i;
@@ -279,41 +283,99 @@ static void on_signal(int sig)
 	lr_stop = 1;
 }
 
-static int run(struct send_ctx *c)
+int lr_tx_start(struct lr_tx *c)
 {
 	const struct lr_send_opts *o = c->o;
-	uint64_t prev[LR_MAX_WORKERS] = { 0 }, last, now;
-	struct sigaction sa = { .sa_handler = on_signal };
-	unsigned int i, done;
+	unsigned int i;
 	int ret;
 
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
 	c->have_dropped = !lr_if_stat(o->ifname, "tx_dropped", &c->tx_dropped0);
 	c->have_qdev = !queue_counters(c, c->qdev0);
-
 	for (i = 0; i < o->nworkers; i++) {
 		ret = pthread_create(&c->ws[i].thread, NULL, lr_worker_run, &c->ws[i]);
 		if (ret) {
 			__atomic_store_n(&c->go, -1, __ATOMIC_RELEASE);
 			for (; i > 0; i--)
 				pthread_join(c->ws[i - 1].thread, NULL);
+			for (i = 0; i < o->nworkers; i++)
+				c->ws[i].started = false;
 			return lr_fail(LR_EXIT_RUNTIME, "send", "cannot start worker thread: %s", strerror(ret));
 		}
 		c->ws[i].started = true;
 	}
-	c->start_ns = lr_now_ns();
-	c->deadline_ns = o->duration_ns ? c->start_ns + o->duration_ns : 0;
-	__atomic_store_n(&c->go, 1, __ATOMIC_RELEASE);
+	return 0;
+}
 
+void lr_tx_go(struct lr_tx *c, uint64_t now_ns)
+{
+	c->start_ns = now_ns;
+	c->deadline_ns = c->o->duration_ns ? now_ns + c->o->duration_ns : 0;
+	__atomic_store_n(&c->go, 1, __ATOMIC_RELEASE);
+}
+
+bool lr_tx_done(const struct lr_tx *c)
+{
+	unsigned int i;
+
+	for (i = 0; i < c->o->nworkers; i++)
+		if (!__atomic_load_n(&c->ws[i].done, __ATOMIC_ACQUIRE))
+			return false;
+	return true;
+}
+
+void lr_tx_join(struct lr_tx *c)
+{
+	unsigned int i;
+
+	if (!c->ws)
+		return;
+	for (i = 0; i < c->o->nworkers; i++)
+		if (c->ws[i].started) {
+			pthread_join(c->ws[i].thread, NULL);
+			c->ws[i].started = false;
+		}
+}
+
+const struct lr_engine_ops *lr_tx_ops(const struct lr_tx *c)
+{
+	return c->ops;
+}
+
+const char *lr_tx_mode(const struct lr_tx *c)
+{
+	return c->ws[0].mode;
+}
+
+const struct lr_worker *lr_tx_workers(const struct lr_tx *c, unsigned int *n)
+{
+	*n = c->o->nworkers;
+	return c->ws;
+}
+
+uint64_t lr_tx_start_ns(const struct lr_tx *c)
+{
+	return c->start_ns;
+}
+
+static int run(struct lr_tx *c)
+{
+	const struct lr_send_opts *o = c->o;
+	uint64_t prev[LR_MAX_WORKERS] = { 0 }, last, now;
+	struct sigaction sa = { .sa_handler = on_signal };
+	int ret;
+
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	ret = lr_tx_start(c);
+	if (ret)
+		return ret;
+	lr_tx_go(c, lr_now_ns());
 	last = c->start_ns;
 	for (;;) {
 		struct timespec ts = { 0, 50 * 1000000L };
 
 		nanosleep(&ts, NULL);
-		for (i = 0, done = 0; i < o->nworkers; i++)
-			done += __atomic_load_n(&c->ws[i].done, __ATOMIC_ACQUIRE);
-		if (done == o->nworkers)
+		if (lr_tx_done(c))
 			break;
 		now = lr_now_ns();
 		if (now - last >= NS) {
@@ -322,12 +384,11 @@ static int run(struct send_ctx *c)
 			last = now;
 		}
 	}
-	for (i = 0; i < o->nworkers; i++)
-		pthread_join(c->ws[i].thread, NULL);
+	lr_tx_join(c);
 	return 0;
 }
 
-static int summary(struct send_ctx *c)
+static int summary(struct lr_tx *c)
 {
 	const struct lr_send_opts *o = c->o;
 	struct json_object *root, *tx, *pq;
@@ -342,7 +403,7 @@ static int summary(struct send_ctx *c)
 	for (i = 0; i < o->nworkers; i++) {
 		const struct lr_worker *w = &c->ws[i];
 
-		completed += data_done(w);
+		completed += lr_tx_worker_done(w);
 		queued += w->stats.queued;
 		eot += w->stats.eot;
 		if (w->end_ns > end)
@@ -380,7 +441,7 @@ static int summary(struct send_ctx *c)
 		pps * o->size * 8 / 1e9, pps * (o->size + 20) * 8 / 1e9);
 	for (i = 0; i < o->nworkers && o->nworkers > 1; i++) {
 		const struct lr_worker *w = &c->ws[i];
-		uint64_t n = data_done(w);
+		uint64_t n = lr_tx_worker_done(w);
 
 		fprintf(stderr, "  queue %-3u cpu %-3u %llu frames, %s pps", w->queue, w->cpu, (unsigned long long)n,
 			lr_fmt_si(secs > 0 ? n / secs : 0, b1, sizeof(b1)));
@@ -414,7 +475,7 @@ static int summary(struct send_ctx *c)
 	for (i = 0; i < o->nworkers; i++) {
 		const struct lr_worker *w = &c->ws[i];
 		struct json_object *q = json_object_new_object();
-		uint64_t n = data_done(w);
+		uint64_t n = lr_tx_worker_done(w);
 
 		json_object_object_add(q, "queue", json_object_new_int((int)w->queue));
 		json_object_object_add(q, "cpu", json_object_new_int((int)w->cpu));
@@ -439,9 +500,40 @@ static int summary(struct send_ctx *c)
 	return code;
 }
 
+int lr_tx_open(const struct lr_send_opts *o, unsigned int flow_base, unsigned int flows_total, struct lr_tx **out)
+{
+	struct lr_tx *c;
+	int ret;
+
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return lr_fail(LR_EXIT_RUNTIME, "send", "out of memory");
+	c->o = o;
+	c->flow_base = flow_base;
+	c->flows_total = flows_total;
+	ret = prepare(c);
+	if (!ret)
+		ret = open_engine(c);
+	if (ret) {
+		lr_tx_close(c);
+		return ret;
+	}
+	*out = c;
+	return 0;
+}
+
+void lr_tx_close(struct lr_tx *c)
+{
+	if (!c)
+		return;
+	lr_tx_join(c);
+	close_engine(c);
+	free(c);
+}
+
 int lr_cmd_send(const struct lr_send_opts *o)
 {
-	struct send_ctx c = { .o = o };
+	struct lr_tx *c = NULL;
 	char err[256];
 	int ret;
 
@@ -451,14 +543,12 @@ int lr_cmd_send(const struct lr_send_opts *o)
 		return lr_fail(LR_EXIT_USAGE, "send", "%s", err + strlen("--json: "));
 	if (o->netns[0] && lr_netns_enter(o->netns, err, sizeof(err)))
 		return lr_fail(LR_EXIT_USAGE, "send", "%s", err);
-	ret = prepare(&c);
+	ret = lr_tx_open(o, 0, o->flows, &c);
 	if (ret)
 		return ret;
-	ret = open_engine(&c);
+	ret = run(c);
 	if (!ret)
-		ret = run(&c);
-	if (!ret)
-		ret = summary(&c);
-	close_engine(&c);
+		ret = summary(c);
+	lr_tx_close(c);
 	return ret;
 }

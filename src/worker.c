@@ -17,7 +17,8 @@
 #define DRAIN_TIMEOUT_NS (2 * NS)
 #define EOT_GAP_NS (2 * 1000000ULL)	/* between repeats of the markers */
 
-int lr_workers_plan(struct lr_worker *ws, unsigned int n, unsigned int flows, uint64_t count)
+int lr_workers_plan(struct lr_worker *ws, unsigned int n, unsigned int flows, uint64_t count, unsigned int base,
+		    unsigned int total)
 {
 	unsigned int i;
 
@@ -28,10 +29,10 @@ int lr_workers_plan(struct lr_worker *ws, unsigned int n, unsigned int flows, ui
 
 		/* flow f belongs to worker f % n: each sequence has one writer and one queue */
 		w->index = i;
-		w->flow_first = i;
+		w->flow_first = base + i;
 		w->flow_stride = n;
 		w->nflows = (flows - i + n - 1) / n;
-		w->flows_total = flows;
+		w->flows_total = total;
 		w->flow_cur = 0;
 		w->flow_seq = calloc(w->nflows, sizeof(*w->flow_seq));
 		if (!w->flow_seq)

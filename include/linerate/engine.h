@@ -92,8 +92,13 @@ static inline void lr_worker_stamp(struct lr_worker *w, uint8_t *pkt)
 		w->flow_cur = 0;
 }
 
-/* Split flows and the frame count over workers (flow f belongs to worker f % n). */
-int lr_workers_plan(struct lr_worker *ws, unsigned int n, unsigned int flows, uint64_t count);
+/*
+ * Split @flows flows (ids base .. base + flows - 1, of a test with @total
+ * flows) and the frame count over @n workers: flow base + f belongs to
+ * worker f % n.
+ */
+int lr_workers_plan(struct lr_worker *ws, unsigned int n, unsigned int flows, uint64_t count, unsigned int base,
+		    unsigned int total);
 /* Thread body: pin, wait for *go, send, drain, send end-of-test markers. */
 void *lr_worker_run(void *arg);
 

@@ -43,6 +43,7 @@ struct lr_send_opts {
 	unsigned int eot_repeat;
 	bool allow_physical;
 	bool quiet;	/* no live lines */
+	bool silent;	/* no start line either (a library caller reports) */
 	int verbose;
 };
 

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/* One stream's sender as a library: interface checks, template, engine choice, pinned workers. */
+#ifndef LINERATE_TX_H
+#define LINERATE_TX_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "linerate/engine.h"
+#include "linerate/opts.h"
+
+struct lr_tx;
+
+/*
+ * Checks the interface, builds the template, chooses and opens the engine
+ * and plans the workers: flow ids flow_base .. flow_base + o->flows - 1 of
+ * a test with @flows_total flows. Returns an exit code (0, or 1/2 after
+ * printing one line); nothing is left open on failure.
+ */
+int lr_tx_open(const struct lr_send_opts *o, unsigned int flow_base, unsigned int flows_total, struct lr_tx **out);
+/* Starts the worker threads; they wait for lr_tx_go(). Exit code. */
+int lr_tx_start(struct lr_tx *t);
+/* Releases the workers now; a duration in the options runs from @now_ns. */
+void lr_tx_go(struct lr_tx *t, uint64_t now_ns);
+bool lr_tx_done(const struct lr_tx *t);
+void lr_tx_join(struct lr_tx *t);
+void lr_tx_close(struct lr_tx *t);
+
+const struct lr_engine_ops *lr_tx_ops(const struct lr_tx *t);
+const char *lr_tx_mode(const struct lr_tx *t);
+const struct lr_worker *lr_tx_workers(const struct lr_tx *t, unsigned int *n);
+uint64_t lr_tx_start_ns(const struct lr_tx *t);
+/* Data frames the device completed on worker @w (markers excluded). */
+uint64_t lr_tx_worker_done(const struct lr_worker *w);
+
+#endif
