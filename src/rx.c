@@ -81,7 +81,7 @@ static int read_counters(struct recv_ctx *c)
 	return 0;
 }
 
-static void flow_totals(const struct recv_ctx *c, struct rx_totals *t)
+static void flow_totals(const struct lr_rx *rx, struct rx_totals *t)
 {
 	unsigned int f;
 
@@ -89,7 +89,7 @@ static void flow_totals(const struct recv_ctx *c, struct rx_totals *t)
 	t->settled = true;
 	for (f = 0; f < LR_MAX_FLOWS; f++) {
 		/* the BPF side writes these; a torn read only skews a live line */
-		const volatile struct lr_flow_state *st = &c->rx.flows[f];
+		const volatile struct lr_flow_state *st = &rx->flows[f];
 		uint64_t packets = st->packets, dups = st->dups, gaps = st->gaps, late = st->late;
 		uint32_t eot_seen = st->eot_seen;
 
@@ -118,22 +118,77 @@ static void flow_totals(const struct recv_ctx *c, struct rx_totals *t)
 		t->settled = false;
 }
 
-/* --once: every flow the sender announced has its marker in. */
-static bool test_complete(const struct recv_ctx *c)
+bool lr_rx_complete(const struct lr_rx *rx)
 {
+	const volatile struct lr_flow_state *flows = rx->flows;
 	unsigned int f, n = 0;
 
 	for (f = 0; f < LR_MAX_FLOWS; f++)
-		if (c->rx.flows[f].eot_seen) {
-			n = c->rx.flows[f].eot_flows;
+		if (flows[f].eot_seen) {
+			n = flows[f].eot_flows;
 			break;
 		}
 	if (!n)
 		return false;
 	for (f = 0; f < n && f < LR_MAX_FLOWS; f++)
-		if (!((const volatile struct lr_flow_state *)c->rx.flows)[f].eot_seen)
+		if (!flows[f].eot_seen)
 			return false;
 	return true;
+}
+
+int lr_rx_collect(struct lr_rx *rx, struct lr_rx_result *r)
+{
+	struct lr_rx_counters *s;
+	struct rx_totals t;
+	int ret;
+
+	ret = rx->ops->read(rx);
+	if (ret)
+		return ret;
+	s = malloc(sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	lr_rx_counters_sum(rx->sources, rx->nsources, s);
+	flow_totals(rx, &t);
+	memset(r, 0, sizeof(*r));
+	r->packets = s->packets;
+	r->bytes = s->bytes;
+	r->foreign = s->foreign;
+	r->eot = s->eot;
+	r->bad_flow = s->bad_flow;
+	r->ring_drops = rx->ring_drops;
+	r->sent = t.sent;
+	r->late = t.late;
+	r->dups = t.dups;
+	r->lost = t.lost;
+	r->flows = t.flows;
+	r->flows_eot = t.flows_eot;
+	r->flows_announced = t.flows_announced;
+	r->settled = t.settled;
+	r->first_ns = s->first_ns;
+	r->last_ns = s->last_ns;
+	/* rates over the span the frames actually arrived in, not the time spent waiting */
+	r->active_s = s->last_ns > s->first_ns ? (double)(s->last_ns - s->first_ns) / NS : 0;
+	r->pps = r->active_s > 0 ? (s->packets - 1) / r->active_s : 0;
+	r->avg_bytes = s->packets ? (double)s->bytes / s->packets : 0;
+	r->lat_count = s->lat_count;
+	r->lat_min = s->lat_min;
+	r->lat_max = s->lat_max;
+	r->lat_mean = s->lat_count ? s->lat_sum / s->lat_count : 0;
+	r->lat_future = s->lat_future;
+	r->lat_p50 = lr_lat_quantile(s->lat_hist, LR_LAT_BUCKETS, s->lat_count, 0.50, s->lat_min, s->lat_max);
+	r->lat_p90 = lr_lat_quantile(s->lat_hist, LR_LAT_BUCKETS, s->lat_count, 0.90, s->lat_min, s->lat_max);
+	r->lat_p99 = lr_lat_quantile(s->lat_hist, LR_LAT_BUCKETS, s->lat_count, 0.99, s->lat_min, s->lat_max);
+	r->lat_p999 = lr_lat_quantile(s->lat_hist, LR_LAT_BUCKETS, s->lat_count, 0.999, s->lat_min, s->lat_max);
+	memcpy(r->queue_packets, s->queue_packets, sizeof(r->queue_packets));
+	free(s);
+	return 0;
+}
+
+void lr_rx_reset(struct lr_rx *rx)
+{
+	rx->ops->reset(rx);
+	rx->ring_drops = 0;
 }
 
 static int write_ready(const char *path)
@@ -161,7 +216,7 @@ static void live_line(struct recv_ctx *c, uint64_t *prev_pkts, uint64_t *prev_by
 
 	if (read_counters(c))
 		return;
-	flow_totals(c, &t);
+	flow_totals(&c->rx, &t);
 	dp = c->sum.packets - *prev_pkts;
 	db = c->sum.bytes - *prev_bytes;
 	*prev_pkts = c->sum.packets;
@@ -175,54 +230,43 @@ static void live_line(struct recv_ctx *c, uint64_t *prev_pkts, uint64_t *prev_by
 static int report(struct recv_ctx *c)
 {
 	const struct lr_recv_opts *o = c->rx.o;
-	const struct lr_rx_counters *s = &c->sum;
 	struct json_object *root, *rx, *lat, *pq;
-	struct rx_totals t;
-	uint64_t p50, p90, p99, p999;
-	double secs = (double)(c->end_ns - c->start_ns) / NS, active, pps, avg;
+	struct lr_rx_result r;
+	double secs = (double)(c->end_ns - c->start_ns) / NS;
 	char b1[32], err[256];
 	unsigned int q;
 	int ret;
 
-	ret = read_counters(c);
+	ret = lr_rx_collect(&c->rx, &r);
 	if (ret)
 		return lr_fail(LR_EXIT_RUNTIME, "recv", "cannot read counters: %s", strerror(-ret));
-	flow_totals(c, &t);
-	/* rates over the span the frames actually arrived in, not the time spent waiting */
-	active = s->last_ns > s->first_ns ? (double)(s->last_ns - s->first_ns) / NS : 0;
-	pps = active > 0 ? (s->packets - 1) / active : 0;
-	avg = s->packets ? (double)s->bytes / s->packets : 0;	/* frame bytes without FCS */
-	p50 = lr_lat_quantile(s->lat_hist, LR_LAT_BUCKETS, s->lat_count, 0.50, s->lat_min, s->lat_max);
-	p90 = lr_lat_quantile(s->lat_hist, LR_LAT_BUCKETS, s->lat_count, 0.90, s->lat_min, s->lat_max);
-	p99 = lr_lat_quantile(s->lat_hist, LR_LAT_BUCKETS, s->lat_count, 0.99, s->lat_min, s->lat_max);
-	p999 = lr_lat_quantile(s->lat_hist, LR_LAT_BUCKETS, s->lat_count, 0.999, s->lat_min, s->lat_max);
 
-	fprintf(stderr, "\nlinerate recv: %s (%s) on %s, %.3f s (frames arriving for %.3f s), %u flow%s\n", c->rx.ops->name, c->rx.mode,
-		o->ifname, secs, active, t.flows, t.flows == 1 ? "" : "s");
+	fprintf(stderr, "\nlinerate recv: %s (%s) on %s, %.3f s (frames arriving for %.3f s), %u flow%s\n",
+		c->rx.ops->name, c->rx.mode, o->ifname, secs, r.active_s, r.flows, r.flows == 1 ? "" : "s");
 	fprintf(stderr, "  received  %llu frames, %llu bytes; %s pps, %.3f Gbit/s L2, %.3f Gbit/s L1\n",
-		(unsigned long long)s->packets, (unsigned long long)s->bytes, lr_fmt_si(pps, b1, sizeof(b1)),
-		pps * (avg + LR_FCS_LEN) * 8 / 1e9, pps * (avg + 24) * 8 / 1e9);
-	if (t.flows_eot)
+		(unsigned long long)r.packets, (unsigned long long)r.bytes, lr_fmt_si(r.pps, b1, sizeof(b1)),
+		r.pps * (r.avg_bytes + LR_FCS_LEN) * 8 / 1e9, r.pps * (r.avg_bytes + 24) * 8 / 1e9);
+	if (r.flows_eot)
 		fprintf(stderr, "  sent      %llu frames (end-of-test markers of %u/%u flows)%s\n",
-			(unsigned long long)t.sent, t.flows_eot, t.flows_announced ? t.flows_announced : t.flows,
-			t.settled ? "" : "; loss of flows without a marker counts sequence gaps only");
+			(unsigned long long)r.sent, r.flows_eot, r.flows_announced ? r.flows_announced : r.flows,
+			r.settled ? "" : "; loss of flows without a marker counts sequence gaps only");
 	else
 		fprintf(stderr, "  sent      unknown (no end-of-test marker): loss counts sequence gaps only\n");
-	fprintf(stderr, "  lost      %lld  reordered %llu  duplicates %llu  foreign %llu\n", (long long)t.lost,
-		(unsigned long long)t.late, (unsigned long long)t.dups, (unsigned long long)s->foreign);
-	if (s->lat_count)
+	fprintf(stderr, "  lost      %lld  reordered %llu  duplicates %llu  foreign %llu\n", (long long)r.lost,
+		(unsigned long long)r.late, (unsigned long long)r.dups, (unsigned long long)r.foreign);
+	if (r.lat_count)
 		fprintf(stderr, "  latency   min %llu  p50 %llu  p90 %llu  p99 %llu  p99.9 %llu  max %llu ns\n",
-			(unsigned long long)s->lat_min, (unsigned long long)p50, (unsigned long long)p90,
-			(unsigned long long)p99, (unsigned long long)p999, (unsigned long long)s->lat_max);
-	if (s->lat_future)
+			(unsigned long long)r.lat_min, (unsigned long long)r.lat_p50, (unsigned long long)r.lat_p90,
+			(unsigned long long)r.lat_p99, (unsigned long long)r.lat_p999, (unsigned long long)r.lat_max);
+	if (r.lat_future)
 		fprintf(stderr, "  latency   %llu frames stamped ahead of this clock: sender on another host?\n",
-			(unsigned long long)s->lat_future);
-	if (c->rx.ring_drops)
+			(unsigned long long)r.lat_future);
+	if (r.ring_drops)
 		fprintf(stderr, "  warning   %llu frames dropped by the receive ring before they were counted (receiver too slow)\n",
-			(unsigned long long)c->rx.ring_drops);
-	if (s->bad_flow)
+			(unsigned long long)r.ring_drops);
+	if (r.bad_flow)
 		fprintf(stderr, "  warning   %llu test frames with an out-of-range flow id\n",
-			(unsigned long long)s->bad_flow);
+			(unsigned long long)r.bad_flow);
 	if (!o->json[0])
 		return LR_EXIT_OK;
 
@@ -232,45 +276,45 @@ static int report(struct recv_ctx *c)
 	json_object_object_add(root, "mode", json_object_new_string(c->rx.mode));
 	json_object_object_add(root, "interface", json_object_new_string(o->ifname));
 	json_object_object_add(root, "duration_s", json_object_new_double(secs));
-	json_object_object_add(root, "active_s", json_object_new_double(active));
-	json_object_object_add(root, "frame_size", json_object_new_int((int)(s->packets ? avg + LR_FCS_LEN : 0)));
+	json_object_object_add(root, "active_s", json_object_new_double(r.active_s));
+	json_object_object_add(root, "frame_size", json_object_new_int((int)(r.packets ? r.avg_bytes + LR_FCS_LEN : 0)));
 	rx = json_object_new_object();
-	json_object_object_add(rx, "packets", json_object_new_uint64(s->packets));
-	json_object_object_add(rx, "bytes", json_object_new_uint64(s->bytes));
-	json_object_object_add(rx, "pps", json_object_new_double(pps));
-	json_object_object_add(rx, "bps_l2", json_object_new_double(pps * (avg + LR_FCS_LEN) * 8));
-	json_object_object_add(rx, "bps_l1", json_object_new_double(pps * (avg + 24) * 8));
-	json_object_object_add(rx, "lost", json_object_new_int64(t.lost));
-	json_object_object_add(rx, "reordered", json_object_new_uint64(t.late));
-	json_object_object_add(rx, "duplicates", json_object_new_uint64(t.dups));
-	json_object_object_add(rx, "foreign", json_object_new_uint64(s->foreign));
-	json_object_object_add(rx, "sent", t.flows_eot ? json_object_new_uint64(t.sent) : NULL);
-	json_object_object_add(rx, "tail_settled", json_object_new_boolean(t.settled));
-	json_object_object_add(rx, "flows", json_object_new_int((int)t.flows));
-	json_object_object_add(rx, "eot_markers", json_object_new_uint64(s->eot));
-	json_object_object_add(rx, "ring_drops", json_object_new_uint64(c->rx.ring_drops));
+	json_object_object_add(rx, "packets", json_object_new_uint64(r.packets));
+	json_object_object_add(rx, "bytes", json_object_new_uint64(r.bytes));
+	json_object_object_add(rx, "pps", json_object_new_double(r.pps));
+	json_object_object_add(rx, "bps_l2", json_object_new_double(r.pps * (r.avg_bytes + LR_FCS_LEN) * 8));
+	json_object_object_add(rx, "bps_l1", json_object_new_double(r.pps * (r.avg_bytes + 24) * 8));
+	json_object_object_add(rx, "lost", json_object_new_int64(r.lost));
+	json_object_object_add(rx, "reordered", json_object_new_uint64(r.late));
+	json_object_object_add(rx, "duplicates", json_object_new_uint64(r.dups));
+	json_object_object_add(rx, "foreign", json_object_new_uint64(r.foreign));
+	json_object_object_add(rx, "sent", r.flows_eot ? json_object_new_uint64(r.sent) : NULL);
+	json_object_object_add(rx, "tail_settled", json_object_new_boolean(r.settled));
+	json_object_object_add(rx, "flows", json_object_new_int((int)r.flows));
+	json_object_object_add(rx, "eot_markers", json_object_new_uint64(r.eot));
+	json_object_object_add(rx, "ring_drops", json_object_new_uint64(r.ring_drops));
 	pq = json_object_new_array();
 	for (q = 0; q < LR_RX_MAX_QUEUES; q++) {
 		struct json_object *e;
 
-		if (!s->queue_packets[q])
+		if (!r.queue_packets[q])
 			continue;
 		e = json_object_new_object();
 		json_object_object_add(e, "queue", json_object_new_int((int)q));
-		json_object_object_add(e, "packets", json_object_new_uint64(s->queue_packets[q]));
+		json_object_object_add(e, "packets", json_object_new_uint64(r.queue_packets[q]));
 		json_object_array_add(pq, e);
 	}
 	json_object_object_add(rx, "per_queue", pq);
 	json_object_object_add(root, "rx", rx);
 	lat = json_object_new_object();
-	json_object_object_add(lat, "count", json_object_new_uint64(s->lat_count));
-	json_object_object_add(lat, "min", json_object_new_uint64(s->lat_min));
-	json_object_object_add(lat, "p50", json_object_new_uint64(p50));
-	json_object_object_add(lat, "p90", json_object_new_uint64(p90));
-	json_object_object_add(lat, "p99", json_object_new_uint64(p99));
-	json_object_object_add(lat, "p999", json_object_new_uint64(p999));
-	json_object_object_add(lat, "max", json_object_new_uint64(s->lat_max));
-	json_object_object_add(lat, "mean", json_object_new_uint64(s->lat_count ? s->lat_sum / s->lat_count : 0));
+	json_object_object_add(lat, "count", json_object_new_uint64(r.lat_count));
+	json_object_object_add(lat, "min", json_object_new_uint64(r.lat_min));
+	json_object_object_add(lat, "p50", json_object_new_uint64(r.lat_p50));
+	json_object_object_add(lat, "p90", json_object_new_uint64(r.lat_p90));
+	json_object_object_add(lat, "p99", json_object_new_uint64(r.lat_p99));
+	json_object_object_add(lat, "p999", json_object_new_uint64(r.lat_p999));
+	json_object_object_add(lat, "max", json_object_new_uint64(r.lat_max));
+	json_object_object_add(lat, "mean", json_object_new_uint64(r.lat_mean));
 	json_object_object_add(root, "latency_ns", lat);
 	ret = lr_json_write(root, o->json, err, sizeof(err));
 	json_object_put(root);
@@ -295,7 +339,7 @@ static int loop(struct recv_ctx *c)
 		if (deadline && now >= deadline)
 			break;
 		if (o->once) {
-			if (!complete_at && test_complete(c))
+			if (!complete_at && lr_rx_complete(&c->rx))
 				complete_at = now;
 			if (complete_at && now - complete_at >= ONCE_LINGER_NS)
 				break;
@@ -320,18 +364,58 @@ static int open_backend(void *ctx, const struct lr_cand *cand, char *why, size_t
 	return rx->ops->open(rx, why, len);
 }
 
-int lr_cmd_recv(const struct lr_recv_opts *o)
+int lr_rx_begin(const struct lr_recv_opts *o, struct lr_rx *rx, char *line, size_t linelen, char *err, size_t errlen)
 {
 	static const struct lr_cand all[] = {
 		{ "xdp", open_backend, &lr_rx_xdp },
 		{ "packet", open_backend, &lr_rx_packet },
 	};
-	struct recv_ctx c = { .rx.o = o };
-	struct sigaction sa = { .sa_handler = on_signal };
 	const struct lr_cand *cands = all;
 	struct lr_choice ch;
-	char err[256], why[512];
+	char why[512];
 	unsigned int n = 2;
+	int ret;
+
+	memset(rx, 0, sizeof(*rx));
+	rx->o = o;
+	ret = lr_if_open(o->ifname, &rx->ifc, err, errlen);
+	if (ret)
+		return LR_EXIT_USAGE;
+	if (o->engine == LR_RX_ENGINE_XDP)
+		n = 1;
+	else if (o->engine == LR_RX_ENGINE_PACKET)
+		cands = &all[1], n = 1;
+	ret = lr_choose(cands, n, rx, &ch);
+	if (ret) {
+		if (n > 1) {
+			lr_choice_why(&ch, why, sizeof(why));
+			snprintf(err, errlen, "no engine can count on %s%s", o->ifname, why);
+		} else {
+			snprintf(err, errlen, "%s", ch.tried[ch.ntried - 1].why);
+		}
+		rx->ops = NULL;
+		return ret == -ENOMEM ? LR_EXIT_RUNTIME : LR_EXIT_USAGE;
+	}
+	lr_choice_why(&ch, why, sizeof(why));
+	snprintf(line, linelen, "ready on %s, engine %s (%s), counting UDP port %u%s%s%s", o->ifname, rx->ops->name,
+		 rx->mode, o->dst_port, rx->note[0] ? ": " : "", rx->note, why);
+	return 0;
+}
+
+void lr_rx_end(struct lr_rx *rx)
+{
+	if (!rx->ops)
+		return;
+	rx->ops->stop(rx);
+	rx->ops->close(rx);
+	rx->ops = NULL;
+}
+
+int lr_cmd_recv(const struct lr_recv_opts *o)
+{
+	struct recv_ctx c;
+	struct sigaction sa = { .sa_handler = on_signal };
+	char err[512], line[768];
 	int ret;
 
 	lr_log_set_level(o->verbose);
@@ -340,30 +424,14 @@ int lr_cmd_recv(const struct lr_recv_opts *o)
 		return lr_fail(LR_EXIT_USAGE, "recv", "%s", err + strlen("--json: "));
 	if (o->netns[0] && lr_netns_enter(o->netns, err, sizeof(err)))
 		return lr_fail(LR_EXIT_USAGE, "recv", "%s", err);
-	ret = lr_if_open(o->ifname, &c.rx.ifc, err, sizeof(err));
+	memset(&c, 0, sizeof(c));
+	ret = lr_rx_begin(o, &c.rx, line, sizeof(line), err, sizeof(err));
 	if (ret)
-		return lr_fail(LR_EXIT_USAGE, "recv", "%s", err);
-
-	if (o->engine == LR_RX_ENGINE_XDP)
-		n = 1;
-	else if (o->engine == LR_RX_ENGINE_PACKET)
-		cands = &all[1], n = 1;
-	ret = lr_choose(cands, n, &c.rx, &ch);
-	if (ret) {
-		if (n > 1) {
-			lr_choice_why(&ch, why, sizeof(why));
-			return lr_fail(ret == -ENOMEM ? LR_EXIT_RUNTIME : LR_EXIT_USAGE, "recv",
-				       "no engine can count on %s%s", o->ifname, why);
-		}
-		return lr_fail(ret == -ENOMEM ? LR_EXIT_RUNTIME : LR_EXIT_USAGE, "recv", "%s",
-			       ch.tried[ch.ntried - 1].why);
-	}
+		return lr_fail(ret, "recv", "%s", err);
 
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	lr_choice_why(&ch, why, sizeof(why));
-	fprintf(stderr, "linerate recv: ready on %s, engine %s (%s), counting UDP port %u%s%s%s\n", o->ifname,
-		c.rx.ops->name, c.rx.mode, o->dst_port, c.rx.note[0] ? ": " : "", c.rx.note, why);
+	fprintf(stderr, "linerate recv: %s\n", line);
 	if (o->ready_file[0] && (ret = write_ready(o->ready_file))) {
 		ret = lr_fail(LR_EXIT_USAGE, "recv", "--ready-file: cannot write '%s': %s", o->ready_file,
 			      strerror(-ret));
@@ -373,6 +441,6 @@ int lr_cmd_recv(const struct lr_recv_opts *o)
 	c.rx.ops->stop(&c.rx);
 	ret = report(&c);
 out:
-	c.rx.ops->close(&c.rx);
+	lr_rx_end(&c.rx);
 	return ret;
 }

@@ -123,7 +123,8 @@ static int xdp_open(struct lr_rx *rx, char *why, size_t len)
 		goto fail;
 	}
 	x->flows_len = sizeof(struct lr_flow_state) * LR_MAX_FLOWS;
-	x->flows = mmap(NULL, x->flows_len, PROT_READ, MAP_SHARED, bpf_map__fd(x->skel->maps.flows), 0);
+	/* writable only for reset between tests; counting writes happen in the program */
+	x->flows = mmap(NULL, x->flows_len, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(x->skel->maps.flows), 0);
 	if (x->flows == MAP_FAILED) {
 		ret = -errno;
 		x->flows = NULL;
@@ -162,10 +163,23 @@ static void xdp_stop(struct lr_rx *rx)
 	}
 }
 
+static void xdp_reset(struct lr_rx *rx)
+{
+	struct xdp_priv *x = rx->priv;
+	__u32 key = 0;
+
+	memset(rx->sources, 0, sizeof(*rx->sources) * (size_t)rx->nsources);
+	if (bpf_map__update_elem(x->skel->maps.rx_counters, &key, sizeof(key), rx->sources,
+				 sizeof(*rx->sources) * (size_t)rx->nsources, BPF_ANY))
+		pr_warn("recv: cannot zero the XDP counters: %s\n", strerror(errno));
+	memset(x->flows, 0, x->flows_len);
+}
+
 const struct lr_rx_ops lr_rx_xdp = {
 	.name = "xdp",
 	.open = xdp_open,
 	.read = xdp_read,
 	.stop = xdp_stop,
+	.reset = xdp_reset,
 	.close = xdp_close,
 };

@@ -24,6 +24,8 @@ struct lr_rx_ops {
 	int (*read)(struct lr_rx *rx);
 	/* Stop counting; counters and flows stay readable until close. */
 	void (*stop)(struct lr_rx *rx);
+	/* Zero every counter and flow, between two tests (no test traffic in flight). */
+	void (*reset)(struct lr_rx *rx);
 	void (*close)(struct lr_rx *rx);
 };
 
@@ -36,7 +38,7 @@ struct lr_rx {
 	const struct lr_rx_ops *ops;
 	const char *mode;	/* "native", "generic", "tpacket_v3" */
 	char note[192];
-	const struct lr_flow_state *flows;	/* written by the backend's counting side only */
+	struct lr_flow_state *flows;	/* written by the backend's counting side (and reset) only */
 	struct lr_rx_counters *sources;	/* nsources entries, filled by ops->read */
 	int nsources;
 	uint64_t ring_drops;	/* frames the receive path lost before counting them (AF_PACKET tp_drops) */
@@ -45,5 +47,33 @@ struct lr_rx {
 
 /* Per-source counters folded into one. */
 void lr_rx_counters_sum(const struct lr_rx_counters *src, int n, struct lr_rx_counters *sum);
+
+/* Everything a report needs, settled: the sum of the sources and the flows. */
+struct lr_rx_result {
+	uint64_t packets, bytes, foreign, eot, bad_flow, ring_drops;
+	uint64_t sent;	/* from end-of-test markers (valid if flows_eot) */
+	uint64_t late, dups;
+	int64_t lost;	/* markers settle it; else open sequence gaps */
+	unsigned int flows, flows_eot, flows_announced;
+	bool settled;
+	uint64_t first_ns, last_ns;	/* first and last data frame */
+	double active_s, pps, avg_bytes;	/* avg_bytes: per frame, no FCS */
+	uint64_t lat_count, lat_min, lat_p50, lat_p90, lat_p99, lat_p999, lat_max, lat_mean, lat_future;
+	uint64_t queue_packets[LR_RX_MAX_QUEUES];
+};
+
+/*
+ * The receiver as a library (`linerate run` drives it from another
+ * process): open with the engine choice of @o on @o->ifname (namespace
+ * already entered), zero, test for completeness, collect, close. begin
+ * returns an exit code and leaves one line in @err on failure; @line gets
+ * the start line (engine, mode, why better ones were not usable).
+ */
+int lr_rx_begin(const struct lr_recv_opts *o, struct lr_rx *rx, char *line, size_t linelen, char *err, size_t errlen);
+int lr_rx_collect(struct lr_rx *rx, struct lr_rx_result *r);
+/* Every flow the sender announced has its end-of-test marker in. */
+bool lr_rx_complete(const struct lr_rx *rx);
+void lr_rx_reset(struct lr_rx *rx);
+void lr_rx_end(struct lr_rx *rx);
 
 #endif
