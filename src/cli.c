@@ -94,6 +94,11 @@ int lr_cli_parse(const struct lr_cli *cli, int argc, char **argv, lr_opt_setter 
 		if (ret)
 			return ret;
 	}
+	if (cli->arg_name && optind < argc) {
+		ret = set(ctx, LR_OPT_ARG, argv[optind++], err, errlen);
+		if (ret)
+			return ret;
+	}
 	if (optind < argc) {
 		snprintf(err, errlen, "unexpected argument '%s' (see 'linerate %s --help')", argv[optind], cli->cmd);
 		return -EINVAL;

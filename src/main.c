@@ -14,6 +14,7 @@ static void usage(FILE *out)
 		"Commands:\n"
 		"  send   blast test frames through AF_XDP from pinned per-queue workers\n"
 		"  recv   count test frames with XDP: rate, loss, reordering, latency\n"
+		"  run    a whole test from an INI file: sweeps, RFC 2544 throughput search\n"
 		"  probe  what the kernel and an interface offer: AF_XDP modes, XDP, AF_PACKET\n"
 		"  help   this text; 'linerate COMMAND --help' for a command's options\n");
 }
@@ -26,6 +27,18 @@ int main(int argc, char **argv)
 	if (argc < 2) {
 		usage(stderr);
 		return LR_EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "run")) {
+		struct lr_run_opts o;
+
+		ret = lr_cli_parse_run(argc - 1, argv + 1, &o, stdout, err, sizeof(err));
+		if (ret == 1)
+			return LR_EXIT_OK;
+		if (ret) {
+			fprintf(stderr, "linerate run: %s\n", err);
+			return LR_EXIT_USAGE;
+		}
+		return lr_cmd_run(&o);
 	}
 	if (!strcmp(argv[1], "send")) {
 		struct lr_send_opts o;

@@ -24,7 +24,10 @@ struct lr_cli {
 	const char *about;	/* paragraph under the usage line */
 	const struct lr_opt *opts;
 	unsigned int nopts;
+	const char *arg_name;	/* one positional argument ("FILE"), passed to the setter as LR_OPT_ARG; NULL: none */
 };
+
+#define LR_OPT_ARG (-1)
 
 /* 0, 1 when --help was printed to @help_out, or -EINVAL with a message. */
 int lr_cli_parse(const struct lr_cli *cli, int argc, char **argv, lr_opt_setter set, void *ctx,
