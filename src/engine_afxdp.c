@@ -26,6 +26,8 @@
 #define TX_SKB_BUDGET	256
 
 #define NUM_FRAMES	4096
+#define BUSY_RETRIES	40
+#define BUSY_WAIT_US	50000
 #define FRAME_SIZE	XSK_UMEM__DEFAULT_FRAME_SIZE
 #define RING_SIZE	2048
 
@@ -151,6 +153,14 @@ static int afxdp_open(struct lr_worker *w)
 	}
 	if (err)
 		err = create_socket(w, x, false);
+	/*
+	 * A socket closed a moment ago keeps its queue until the kernel has
+	 * freed the last of its frames: retry a busy queue for a while.
+	 */
+	for (i = 0; err == -EBUSY && i < BUSY_RETRIES; i++) {
+		usleep(BUSY_WAIT_US);
+		err = create_socket(w, x, x->zerocopy);
+	}
 	if (err)
 		goto fail;
 	if (!x->zerocopy) {

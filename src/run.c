@@ -132,6 +132,9 @@ static void read_dev(const char *ifname, struct dev_counters *d)
 	for (i = 0; i < st.n; i++) {
 		size_t l = strlen(st.names[i]);
 
+		/* an XDP program's own XDP_DROP verdicts (veth: *_xdp_drops) are counting, not loss */
+		if (l > 9 && !strcmp(st.names[i] + l - 9, "xdp_drops"))
+			continue;
 		if ((l > 5 && !strcmp(st.names[i] + l - 5, "drops")) ||
 		    (l > 6 && !strcmp(st.names[i] + l - 6, "errors")))
 			d->drv_drops += st.values[i];
@@ -593,7 +596,7 @@ static int run_search(struct run_ctx *r)
 	for (si = 0; si < nsizes; si++) {
 		struct size_search *ss = &r->searches[r->nsearch++];
 		unsigned int size = cfg->nsizes ? cfg->sizes[si] : 64;
-		uint64_t lo = 0, hi, rate = lr_rate_pps(&cfg->rates[0], size);
+		uint64_t lo = 0, hi = 0, rate = lr_rate_pps(&cfg->rates[0], size);
 		struct step_result *s;
 
 		memset(ss, 0, sizeof(*ss));

@@ -88,6 +88,20 @@ static int send_markers(struct lr_worker *w)
 	return 0;
 }
 
+/*
+ * Bucket depth: about 100 us of traffic, at least 4 frames (to ride out a
+ * late wake-up) and at most a batch. Paced traffic then leaves in bursts no
+ * longer than a policer or a shallow ring would tolerate at that rate.
+ */
+static uint64_t pace_burst(uint64_t pps, unsigned int batch)
+{
+	uint64_t b = pps / 10000;
+
+	if (b < 4)
+		b = 4;
+	return b < batch ? b : batch;
+}
+
 static int send_data(struct lr_worker *w)
 {
 	const unsigned int batch = w->opts->batch;
@@ -96,7 +110,7 @@ static int send_data(struct lr_worker *w)
 	int n;
 
 	now = lr_now_ns();
-	lr_pacer_init(&pacer, w->pps, batch, now);
+	lr_pacer_init(&pacer, w->pps, pace_burst(w->pps, batch), now);
 	for (;;) {
 		if (lr_stop)
 			break;
@@ -119,9 +133,12 @@ static int send_data(struct lr_worker *w)
 			n = w->ops->drain(w);
 			if (n < 0)
 				return n;
-			/* sleep through waits longer than a wake-up costs; the bucket absorbs oversleep */
-			if (wait > 20000)
-				sleep_ns(wait - 10000 < 1000000 ? wait - 10000 : 1000000);
+			/*
+			 * Sleep rather than spin: a spinning sender would show as a
+			 * busy core in every CPU split. The bucket absorbs oversleep.
+			 */
+			if (wait > 2000)
+				sleep_ns(wait < 1000000 ? wait : 1000000);
 			continue;
 		}
 		/* one timestamp per batch: the batch is queued to the kernel as one */
