@@ -16,6 +16,7 @@
 #define NS 1000000000ULL
 #define DRAIN_TIMEOUT_NS (2 * NS)
 #define EOT_GAP_NS (2 * 1000000ULL)	/* between repeats of the markers */
+#define SPIN_NS 60000ULL	/* pacing waits shorter than this spin */
 
 int lr_workers_plan(struct lr_worker *ws, unsigned int n, unsigned int flows, uint64_t count, unsigned int base,
 		    unsigned int total)
@@ -89,16 +90,16 @@ static int send_markers(struct lr_worker *w)
 }
 
 /*
- * Bucket depth: about 100 us of traffic, at least 4 frames (to ride out a
+ * Bucket depth: about 50 us of traffic, at least 2 frames (to ride out a
  * late wake-up) and at most a batch. Paced traffic then leaves in bursts no
  * longer than a policer or a shallow ring would tolerate at that rate.
  */
 static uint64_t pace_burst(uint64_t pps, unsigned int batch)
 {
-	uint64_t b = pps / 10000;
+	uint64_t b = pps / 20000;
 
-	if (b < 4)
-		b = 4;
+	if (b < 2)
+		b = 2;
 	return b < batch ? b : batch;
 }
 
@@ -134,11 +135,14 @@ static int send_data(struct lr_worker *w)
 			if (n < 0)
 				return n;
 			/*
-			 * Sleep rather than spin: a spinning sender would show as a
-			 * busy core in every CPU split. The bucket absorbs oversleep.
+			 * Long waits sleep; the last stretch spins, because a sleep
+			 * wakes tens of microseconds late and the catch-up would
+			 * leave as a burst that a policer downstream counts against
+			 * us. Low rates thus cost little CPU, and high rates are
+			 * paced to within a frame or two.
 			 */
-			if (wait > 2000)
-				sleep_ns(wait < 1000000 ? wait : 1000000);
+			if (wait > SPIN_NS)
+				sleep_ns(wait - SPIN_NS < 1000000 ? wait - SPIN_NS : 1000000);
 			continue;
 		}
 		/* one timestamp per batch: the batch is queued to the kernel as one */
