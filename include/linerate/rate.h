@@ -1,15 +1,31 @@
 /* SPDX-License-Identifier: MIT */
-/* Pacing: a token bucket on CLOCK_MONOTONIC, integer arithmetic only. */
+/* Pacing: a dual token bucket on CLOCK_MONOTONIC, integer arithmetic only. */
 #ifndef LINERATE_RATE_H
 #define LINERATE_RATE_H
 
 #include <stdint.h>
 
+/* One bucket: @rate packets a second, at most @depth packets of credit (kept as packets * 1e9). */
+struct lr_bucket {
+	uint64_t rate;
+	uint64_t depth;
+	uint64_t credit;
+	uint64_t last_ns;
+};
+
+/*
+ * The average bucket holds the long-term rate and remembers up to
+ * LR_PACE_CATCHUP_NS of missed sending (a preempted thread, a late wake-up),
+ * so the rate over a test is kept. The peak bucket, at twice the rate and
+ * only @burst deep, spreads that catch-up out: no burst is ever longer than
+ * @burst frames, and the rate never exceeds twice the target.
+ */
+#define LR_PACE_CATCHUP_NS 10000000ULL	/* 10 ms */
+
 struct lr_pacer {
 	uint64_t pps;	/* 0 = unlimited */
-	uint64_t burst;	/* bucket depth in packets */
-	uint64_t last_ns;
-	uint64_t credit;	/* packets * 1e9 */
+	uint64_t burst;
+	struct lr_bucket avg, peak;
 };
 
 void lr_pacer_init(struct lr_pacer *p, uint64_t pps, uint64_t burst, uint64_t now_ns);
