@@ -69,7 +69,7 @@ void lr_pacer_init(struct lr_pacer *p, uint64_t pps, uint64_t burst, uint64_t no
 	if (!pps)
 		return;
 	bucket_init(&p->avg, pps, catchup > p->burst ? catchup : p->burst, now_ns);
-	bucket_init(&p->peak, 2 * pps, p->burst, now_ns);
+	bucket_init(&p->peak, pps + pps / LR_PACE_PEAK_DIV + 1, p->burst, now_ns);
 }
 
 uint64_t lr_pacer_allow(struct lr_pacer *p, uint64_t now_ns, uint64_t want)

@@ -16,11 +16,13 @@ struct lr_bucket {
 /*
  * The average bucket holds the long-term rate and remembers up to
  * LR_PACE_CATCHUP_NS of missed sending (a preempted thread, a late wake-up),
- * so the rate over a test is kept. The peak bucket, at twice the rate and
+ * so the rate over a test is kept. The peak bucket, 1/16 above the rate and
  * only @burst deep, spreads that catch-up out: no burst is ever longer than
- * @burst frames, and the rate never exceeds twice the target.
+ * @burst frames, and the rate never runs more than 6.25 % above the target,
+ * so a policer just above the offered rate never sees the catch-up.
  */
 #define LR_PACE_CATCHUP_NS 10000000ULL	/* 10 ms */
+#define LR_PACE_PEAK_DIV 16
 
 struct lr_pacer {
 	uint64_t pps;	/* 0 = unlimited */

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# RFC 2544 zero-loss throughput search (configs/rfc2544-throughput.ini) through a router namespace.
+#
+#   ns ...-host-PID           ns ...-rtr-PID (ip_forward=1)                ns ...-ctr-PID
+#   +----------------+       +----------------------------------------+       +----------------+
+#   | [tx] veth-h    |<----->| veth-rh 198.18.0.2       veth-rc 198.18.0.5 |<--->| [rx] veth-c  |
+#   | 198.18.0.1/30  | veth  |  nft forward: test data frames only:   | veth  | 198.18.0.6/30  |
+#   +----------------+       |   (1) limit rate over 50000/second drop|       +----------------+
+#                            |   (2) numgen inc mod 50 == 0 drop      |
+#                            +----------------------------------------+
+#
+# Checks:
+#   - with the 50 kpps policer, for 64 and 512 B: the search finds a zero-loss rate, within 10 %
+#     below 50 kpps (45000..50000), reports its latency, and the JSON lists every trial, the
+#     first at the 200 kpps upper bound (lossy), the found rate's trial with 0 lost
+#   - with every 50th frame dropped, no rate is loss-free: found false, exit code 3, every trial lossy
+set -euo pipefail
+# shellcheck source=tests/e2e/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+CONFIGS=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../configs" && pwd)
+lr_init
+lr_require_cmds nft sed
+lr_netns_add HOST host
+lr_netns_add RTR rtr
+lr_netns_add CTR ctr
+lr_veth "$HOST" veth-h "$RTR" veth-rh
+lr_veth "$RTR" veth-rc "$CTR" veth-c
+lr_addr "$HOST" veth-h 198.18.0.1/30
+lr_addr "$RTR" veth-rh 198.18.0.2/30
+lr_addr "$RTR" veth-rc 198.18.0.5/30
+lr_addr "$CTR" veth-c 198.18.0.6/30
+ip -n "$HOST" route add 198.18.0.4/30 via 198.18.0.2
+ip -n "$CTR" route add 198.18.0.0/30 via 198.18.0.5
+ip netns exec "$RTR" sysctl -qw net.ipv4.ip_forward=1
+ip -n "$RTR" neigh replace 198.18.0.6 lladdr "$(lr_mac "$CTR" veth-c)" dev veth-rc nud permanent
+
+# rules RULE: the router's only filter, on test data frames (magic 0x4c52) so markers always pass
+rules()
+{
+	ip netns exec "$RTR" nft delete table ip lrtp 2>/dev/null || true
+	ip netns exec "$RTR" nft -f - <<NFT || lr_kernel_lacks "nftables"
+table ip lrtp {
+	chain forward_lr {
+		type filter hook forward priority filter; policy accept;
+		udp dport 7447 @th,64,16 0x4c52 $1
+	}
+}
+NFT
+}
+
+sed -e "s/lrlab-host/$HOST/g; s/lrlab-ctr/$CTR/g; s/lrlab-rtr/$RTR/g" "$CONFIGS/rfc2544-throughput.ini" >"$LR_TMP/tp.ini"
+lr_check_cmd "rfc2544-throughput.ini: --check" "$LINERATE" run --check "$LR_TMP/tp.ini"
+
+lr_log "== policer at 50 kpps"
+rules "limit rate over 50000/second drop"
+RC=0
+timeout -k 5 150 "$LINERATE" run "$LR_TMP/tp.ini" --json "$LR_TMP/pol.json" -q >"$LR_TMP/pol.out" 2>"$LR_TMP/pol.err" || RC=$?
+lr_show_file "$LR_TMP/pol.out"
+lr_show_file "$LR_TMP/pol.err"
+J=$LR_TMP/pol.json
+lr_check "exit code" "$RC" == 0
+lr_jvalid "$J"
+lr_check "mode" "$(lr_jget "$J" .mode)" == throughput
+lr_check "sizes searched" "$(jq -c '[.throughput[].size]' "$J")" == "[64,512]"
+for i in 0 1; do
+	size=$(jq ".throughput[$i].size" "$J")
+	lr_check "$size B: found" "$(jq ".throughput[$i].found" "$J")" == true
+	rate=$(jq ".throughput[$i].rate_pps" "$J")
+	lr_check "$size B: rate >= 45000 (within 10 % below the policer)" "$rate" ">=" 45000
+	lr_check "$size B: rate <= 50000 (not above the policer)" "$rate" "<=" 50000
+	lr_check "$size B: latency p99 reported" "$(jq ".throughput[$i].latency_p99_ns" "$J")" ">" 0
+	lr_check "$size B: first trial at the 200 kpps bound" "$(jq ".throughput[$i].trials[0].offered_pps" "$J")" == 200000
+	lr_check "$size B: first trial lossy" "$(jq ".throughput[$i].trials[0].rx.lost > 0" "$J")" == true
+	lr_check "$size B: the found rate's trial lost nothing" \
+		"$(jq "[.throughput[$i].trials[] | select(.offered_pps == $rate)][0].rx.lost" "$J")" == 0
+	lr_check "$size B: at most 10 trials" "$(jq ".throughput[$i].trials | length" "$J")" "<=" 10
+done
+
+lr_log "== every 50th frame dropped"
+rules "numgen inc mod 50 == 0 drop"
+sed -i -e 's/^sizes = .*/sizes = 64/' -e 's/^max_trials = .*/max_trials = 6/' "$LR_TMP/tp.ini"
+RC=0
+timeout -k 5 120 "$LINERATE" run "$LR_TMP/tp.ini" --json "$LR_TMP/drop.json" -q >"$LR_TMP/drop.out" 2>"$LR_TMP/drop.err" || RC=$?
+lr_show_file "$LR_TMP/drop.out"
+J=$LR_TMP/drop.json
+lr_check "exit code (threshold missed)" "$RC" == 3
+lr_jvalid "$J"
+lr_check "found" "$(jq '.throughput[0].found' "$J")" == false
+lr_check "rate_pps" "$(jq '.throughput[0].rate_pps' "$J")" == null
+lr_check "trials run" "$(jq '.throughput[0].trials | length' "$J")" == 6
+lr_check "every trial lost frames" "$(jq '[.throughput[0].trials[] | select(.rx.lost == 0)] | length' "$J")" == 0
+lr_check_cmd "the table says no rate passed" grep -q "no rate passed" "$LR_TMP/drop.out"
+lr_finish
