@@ -17,6 +17,7 @@
 #include "linerate/cli.h"
 #include "linerate/config.h"
 #include "linerate/frame.h"
+#include "linerate/log.h"
 #include "linerate/probe.h"
 
 /*
@@ -281,7 +282,8 @@ static bool valid_netns(const char *s)
 	uint64_t pid;
 
 	if (!strncmp(s, "pid:", 4))
-		return !lr_parse_count(s + 4, 1, INT32_MAX, &pid);
+		return s[4] && strspn(s + 4, "0123456789") == strlen(s + 4) &&
+		       !lr_parse_count(s + 4, 1, INT32_MAX, &pid);
 	if (s[0] == '/')
 		return true;
 	return *s && !strchr(s, '/') && strcmp(s, ".") && strcmp(s, "..");
@@ -369,8 +371,9 @@ static int set_ip(struct parser *p, const char *key, const char *v, struct in6_a
 	return 0;
 }
 
-static int set_idlist(struct parser *p, const char *key, const char *v, const char *what, unsigned int *out,
-		      unsigned int *n)
+/* Queue or CPU numbers; @unique: no number twice (a queue takes one worker). */
+static int set_idlist(struct parser *p, const char *key, const char *v, const char *what, bool unique,
+		      unsigned int *out, unsigned int *n)
 {
 	unsigned int i, j;
 	int ret;
@@ -380,7 +383,7 @@ static int set_idlist(struct parser *p, const char *key, const char *v, const ch
 		return fail(p, p->line, "%s %s: '%s' is not a %s list (0-3, 0,2; at most %d, each below %d)",
 			    p->cur_title, key, v, what, LR_MAX_WORKERS, QUEUE_LIMIT);
 	*n = (unsigned int)ret;
-	if (strcmp(what, "queue"))
+	if (!unique)
 		return 0;
 	for (i = 0; i < *n; i++)
 		for (j = 0; j < i; j++)
@@ -473,9 +476,9 @@ static int set_stream_key(struct parser *p, struct sdef *d, enum key_id id, cons
 	case K_FLOWS:
 		return set_count(p, key, v, "a flow count", 1, LR_MAX_FLOWS, &d->flows);
 	case K_QUEUES:
-		return set_idlist(p, key, v, "queue", d->queues, &d->nqueues);
+		return set_idlist(p, key, v, "queue", true, d->queues, &d->nqueues);
 	case K_CPUS:
-		return set_idlist(p, key, v, "CPU", d->cpus, &d->ncpus);
+		return set_idlist(p, key, v, "CPU", false, d->cpus, &d->ncpus);
 	case K_SIZE:
 		if (p->kind == SEC_TX)
 			return set_sizes(p, key, v);
@@ -507,7 +510,8 @@ static int set_key(struct parser *p, enum key_id id, const char *key, const char
 		return 0;
 	case K_MODE:
 		ret = set_choice(p, key, v, modes, &choice);
-		c->mode = choice;
+		if (!ret)
+			c->mode = choice;
 		return ret;
 	case K_DURATION:
 		return set_duration(p, key, v, false, &c->duration_ns);
@@ -545,18 +549,22 @@ static int set_key(struct parser *p, enum key_id id, const char *key, const char
 		return 0;
 	case K_ENGINE:
 		ret = set_choice(p, key, v, p->kind == SEC_TX ? tx_engines : rx_engines, &choice);
+		if (ret)
+			return ret;
 		if (p->kind == SEC_TX)
 			c->tx_engine = choice;
 		else
 			c->rx_engine = choice;
-		return ret;
+		return 0;
 	case K_XDP_MODE:
 		ret = set_choice(p, key, v, p->kind == SEC_TX ? xsk_modes : xdp_modes, &choice);
+		if (ret)
+			return ret;
 		if (p->kind == SEC_TX)
 			c->xsk_mode = choice;
 		else
 			c->xdp_mode = choice;
-		return ret;
+		return 0;
 	case K_WORKERS:
 		return set_count(p, key, v, "a receive thread count", 1, 64, &c->rx_workers);
 	case K_BATCH:
@@ -961,12 +969,12 @@ static int resolve_stream(struct parser *p, const struct sdef *d, struct lr_cfg_
 				    s->size, family_name(s->family), min);
 	}
 	if (s->flows < s->nqueues)
-		return fail(p, key_line(sec, K_FLOWS),
+		return fail(p, key_line(sec, sec->kline[K_FLOWS] ? K_FLOWS : K_QUEUES),
 			    "%s flows: %u flow%s for %u queues; each queue's worker needs a flow of its own (flows >= %u)",
 			    d->title, s->flows, s->flows == 1 ? "" : "s", s->nqueues, s->nqueues);
 	if ((uint32_t)s->src_port + s->flows - 1 > 65535)
 		return fail(p, key_line(sec, sec->kline[K_SRC_PORT] ? K_SRC_PORT : K_FLOWS),
-			    "%s src_port %u + flows %u runs past port 65535", d->title, s->src_port, s->flows);
+			    "%s src_port: %u + flows %u runs past port 65535", d->title, s->src_port, s->flows);
 	return 0;
 }
 
@@ -996,8 +1004,9 @@ static int resolve_streams(struct parser *p)
 	}
 	c->nstreams = p->ndefs;
 	if (total_flows > LR_MAX_FLOWS)
-		return fail(p, last->sec.line, "streams: %u flows in all; at most %u (flow ids are shared by all streams)",
-			    total_flows, LR_MAX_FLOWS);
+		return fail(p, last->sec.line,
+			    "%s flows: the streams add up to %u flows; at most %u (flow ids are shared by all streams)",
+			    last->title, total_flows, LR_MAX_FLOWS);
 
 	/* AF_XDP binds one socket per queue; AF_PACKET does not bind to a queue at all. */
 	if (c->tx_engine == LR_ENGINE_AFXDP) {
@@ -1059,7 +1068,7 @@ static int finish(struct parser *p)
 		char a1[INET6_ADDRSTRLEN], a2[INET6_ADDRSTRLEN];
 
 		return fail(p, tx->kline[K_SRC_IP] > tx->kline[K_DST_IP] ? tx->kline[K_SRC_IP] : tx->kline[K_DST_IP],
-			    "[tx] src_ip '%s' is %s but dst_ip '%s' is %s; use one address family",
+			    "[tx] src_ip: '%s' is %s but dst_ip '%s' is %s; use one address family",
 			    addr_str(&p->tx.src_ip, p->tx.src_family, a1, sizeof(a1)), family_name(p->tx.src_family),
 			    addr_str(&p->tx.dst_ip, p->tx.dst_family, a2, sizeof(a2)), family_name(p->tx.dst_family));
 	}
@@ -1139,14 +1148,14 @@ int lr_cfg_load(const char *path, struct lr_cfg *cfg, char *err, size_t errlen)
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		ret = -errno;
-		snprintf(err, errlen, "%s: cannot open: %s", path, strerror(-ret));
+		lr_msg(err, errlen, "%s: cannot open: %s", path, strerror(-ret));
 		return ret;
 	}
 	/* one byte more than allowed, so a read that fills it means "too large" */
 	buf = malloc(CFG_FILE_MAX + 1);
 	if (!buf) {
 		ret = -ENOMEM;
-		snprintf(err, errlen, "%s: out of memory", path);
+		lr_msg(err, errlen, "%s: out of memory", path);
 		goto out;
 	}
 	while (len <= CFG_FILE_MAX) {
@@ -1156,7 +1165,7 @@ int lr_cfg_load(const char *path, struct lr_cfg *cfg, char *err, size_t errlen)
 			if (errno == EINTR)
 				continue;
 			ret = -errno;
-			snprintf(err, errlen, "%s: cannot read: %s", path, strerror(-ret));
+			lr_msg(err, errlen, "%s: cannot read: %s", path, strerror(-ret));
 			goto out;
 		}
 		if (!n)
@@ -1165,7 +1174,7 @@ int lr_cfg_load(const char *path, struct lr_cfg *cfg, char *err, size_t errlen)
 	}
 	if (len > CFG_FILE_MAX) {
 		ret = -EFBIG;
-		snprintf(err, errlen, "%s: file too large (more than %d MiB)", path, CFG_FILE_MAX >> 20);
+		lr_msg(err, errlen, "%s: file too large (more than %d MiB)", path, CFG_FILE_MAX >> 20);
 		goto out;
 	}
 	ret = lr_cfg_parse(path, buf, len, cfg, err, errlen);
