@@ -415,6 +415,8 @@ static int run_phase(struct run_ctx *r, unsigned int size, uint64_t pps, uint64_
 		if (ret)
 			goto out;
 	}
+	for (i = 0; i < cfg->nstreams; i++)
+		lr_tx_ready(tx[i], 2 * NS);
 	read_dev(cfg->tx_ifname, &d0);
 	read_cpu(&c0);
 	start = lr_now_ns();

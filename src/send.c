@@ -306,6 +306,17 @@ int lr_tx_start(struct lr_tx *c)
 	return 0;
 }
 
+void lr_tx_ready(const struct lr_tx *c, uint64_t timeout_ns)
+{
+	uint64_t end = lr_now_ns() + timeout_ns;
+	unsigned int i;
+
+	for (i = 0; i < c->o->nworkers; i++)
+		while (c->ws[i].started && !__atomic_load_n(&c->ws[i].ready, __ATOMIC_ACQUIRE) &&
+		       !__atomic_load_n(&c->ws[i].done, __ATOMIC_ACQUIRE) && lr_now_ns() < end)
+			sched_yield();
+}
+
 void lr_tx_go(struct lr_tx *c, uint64_t now_ns)
 {
 	c->start_ns = now_ns;
@@ -369,6 +380,7 @@ static int run(struct lr_tx *c)
 	ret = lr_tx_start(c);
 	if (ret)
 		return ret;
+	lr_tx_ready(c, 2 * NS);
 	lr_tx_go(c, lr_now_ns());
 	last = c->start_ns;
 	for (;;) {

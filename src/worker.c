@@ -16,7 +16,7 @@
 #define NS 1000000000ULL
 #define DRAIN_TIMEOUT_NS (2 * NS)
 #define EOT_GAP_NS (2 * 1000000ULL)	/* between repeats of the markers */
-#define SPIN_NS 60000ULL	/* pacing waits shorter than this spin */
+#define SPIN_NS 1000000ULL	/* pacing waits shorter than this spin */
 
 int lr_workers_plan(struct lr_worker *ws, unsigned int n, unsigned int flows, uint64_t count, unsigned int base,
 		    unsigned int total)
@@ -135,14 +135,17 @@ static int send_data(struct lr_worker *w)
 			if (n < 0)
 				return n;
 			/*
-			 * Long waits sleep; the last stretch spins, because a sleep
-			 * wakes tens of microseconds late and the catch-up would
-			 * leave as a burst that a policer downstream counts against
-			 * us. Low rates thus cost little CPU, and high rates are
-			 * paced to within a frame or two.
+			 * Only waits longer than SPIN_NS sleep, and the last SPIN_NS
+			 * of them spins: a sleep wakes 50 us late on average, and on
+			 * a VM whose idle vCPU was halted, milliseconds late. That
+			 * lag could only be caught up in bursts a policer downstream
+			 * would count against us. So paced sending above 1 kpps per
+			 * worker keeps its core busy, which the CPU split will show.
 			 */
 			if (wait > SPIN_NS)
-				sleep_ns(wait - SPIN_NS < 1000000 ? wait - SPIN_NS : 1000000);
+				sleep_ns(wait - SPIN_NS < 10 * SPIN_NS ? wait - SPIN_NS : 10 * SPIN_NS);
+			else
+				sched_yield();
 			continue;
 		}
 		/* one timestamp per batch: the batch is queued to the kernel as one */
@@ -173,6 +176,7 @@ void *lr_worker_run(void *arg)
 		__atomic_store_n(&w->done, true, __ATOMIC_RELEASE);
 		return NULL;
 	}
+	__atomic_store_n(&w->ready, true, __ATOMIC_RELEASE);
 	while (!__atomic_load_n(w->go, __ATOMIC_ACQUIRE))
 		sched_yield();
 	if (__atomic_load_n(w->go, __ATOMIC_ACQUIRE) < 0)

@@ -62,6 +62,7 @@ struct lr_worker {
 	uint64_t limit;	/* data frames to send; 0 = unlimited */
 	uint64_t pps;	/* this worker's share of the rate; 0 = unlimited */
 	uint64_t end_ns;	/* when the data phase ended (all completed) */
+	bool ready;	/* pinned and waiting for *go */
 	bool done;
 	uint64_t stamp_ns;	/* tx timestamp for the batch being queued */
 	const volatile uint64_t *deadline_ns;	/* shared; 0 = none */

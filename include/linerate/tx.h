@@ -19,6 +19,8 @@ struct lr_tx;
 int lr_tx_open(const struct lr_send_opts *o, unsigned int flow_base, unsigned int flows_total, struct lr_tx **out);
 /* Starts the worker threads; they wait for lr_tx_go(). Exit code. */
 int lr_tx_start(struct lr_tx *t);
+/* Waits until every worker is pinned and waiting (or @timeout_ns passed), so the clock starts fair. */
+void lr_tx_ready(const struct lr_tx *t, uint64_t timeout_ns);
 /* Releases the workers now; a duration in the options runs from @now_ns. */
 void lr_tx_go(struct lr_tx *t, uint64_t now_ns);
 bool lr_tx_done(const struct lr_tx *t);
