@@ -42,6 +42,16 @@ struct lr_send_opts {
 	unsigned int batch;
 	unsigned int eot_repeat;
 	bool allow_physical;
+	/* samples of the frames sent, to pcap */
+	char pcap[LR_PATH_MAX];
+	uint64_t pcap_count;	/* the first N frames (default LR_PCAP_DEFAULT_COUNT) ... */
+	uint64_t pcap_every;	/* ... or one in K (0: use the count) */
+	uint64_t pcap_max_bytes;	/* 0 = no cap */
+	/* replay the frames of a capture instead of the template */
+	char replay[LR_PATH_MAX];
+	bool replay_timing;	/* the file's own inter-frame gaps instead of --rate */
+	uint64_t loops;	/* times through the file (default 1) */
+	bool stamp;	/* write the probe into replayed UDP frames so recv counts them */
 	bool quiet;	/* no live lines */
 	bool silent;	/* no start line either (a library caller reports) */
 	int verbose;
@@ -59,6 +69,12 @@ struct lr_recv_opts {
 	uint64_t duration_ns;	/* 0 = until a signal (or --once) */
 	bool pass;
 	bool once;	/* stop when every flow's end-of-test marker is in */
+	/* samples of the frames received, to pcap */
+	char pcap[LR_PATH_MAX];
+	uint64_t pcap_every;	/* one test frame in K (default 1: all, up to the cap and ring) */
+	bool pcap_foreign;	/* also every foreign frame */
+	unsigned int snaplen;	/* bytes kept of each sample (default LR_PCAP_DEFAULT_SNAPLEN) */
+	uint64_t pcap_max_bytes;
 	bool quiet;
 	int verbose;
 };
