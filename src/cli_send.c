@@ -5,6 +5,7 @@
 #include <string.h>
 #include <arpa/inet.h>
 #include <sys/socket.h>
+#include "linerate/capture.h"
 #include "linerate/cli.h"
 #include "linerate/frame.h"
 #include "linerate/opts.h"
@@ -13,7 +14,7 @@ enum {
 	O_IFACE = 'i', O_VERBOSE = 'v', O_QUIET = 'q',
 	O_ENGINE = 256, O_XSK_MODE, O_QUEUES, O_CPUS, O_SIZE, O_FLOWS, O_RATE, O_DURATION, O_COUNT,
 	O_SRC_IP, O_DST_IP, O_SRC_MAC, O_DST_MAC, O_SRC_PORT, O_DST_PORT, O_NETNS, O_JSON, O_BATCH,
-	O_ALLOW_PHYS,
+	O_ALLOW_PHYS, O_PCAP, O_PCAP_COUNT, O_PCAP_EVERY, O_PCAP_MAX, O_REPLAY, O_REPLAY_TIMING, O_LOOPS, O_STAMP,
 };
 
 static const struct lr_opt send_opts[] = {
@@ -41,6 +42,14 @@ static const struct lr_opt send_opts[] = {
 	{ O_QUIET, "quiet", 'q', NULL, "no live lines, summary only", NULL },
 	{ O_VERBOSE, "verbose", 'v', NULL, "more detail; twice for libbpf/libxdp debug", NULL },
 	{ O_ALLOW_PHYS, "allow-physical", 0, NULL, "allow sending on a physical NIC", NULL },
+	{ O_PCAP, "pcap", 0, "FILE", "write samples of the frames sent to FILE (pcap, ns timestamps)", NULL },
+	{ O_PCAP_COUNT, "pcap-count", 0, "N", "sample the first N frames", "1000" },
+	{ O_PCAP_EVERY, "pcap-every", 0, "K", "sample one frame in K instead", NULL },
+	{ O_PCAP_MAX, "pcap-max-bytes", 0, "BYTES", "stop writing samples at this file size (64k, 10M)", "no cap" },
+	{ O_REPLAY, "replay", 0, "FILE", "send the frames of a pcap/pcapng capture instead of the template", NULL },
+	{ O_REPLAY_TIMING, "replay-timing", 0, NULL, "keep the capture's own frame timing instead of --rate", NULL },
+	{ O_LOOPS, "loops", 0, "N", "times through the capture (0: until --duration)", "1" },
+	{ O_STAMP, "stamp", 0, NULL, "write the probe into replayed UDP frames to --dst-port so recv counts them", NULL },
 };
 
 static const struct lr_cli send_cli = {
@@ -205,6 +214,41 @@ static int send_set(void *ctx, int id, const char *arg, char *err, size_t errlen
 	case O_VERBOSE:
 		o->verbose++;
 		return 0;
+	case O_PCAP:
+		return lr_cli_str("--pcap", arg, o->pcap, sizeof(o->pcap), err, errlen);
+	case O_PCAP_COUNT:
+		if (lr_parse_count(arg, 1, UINT32_MAX, &o->pcap_count)) {
+			snprintf(err, errlen, "--pcap-count: '%s' is not a frame count", arg);
+			return -EINVAL;
+		}
+		return 0;
+	case O_PCAP_EVERY:
+		if (lr_parse_count(arg, 1, UINT32_MAX, &o->pcap_every)) {
+			snprintf(err, errlen, "--pcap-every: '%s' is not a count (1 = every frame)", arg);
+			return -EINVAL;
+		}
+		return 0;
+	case O_PCAP_MAX:
+		if (lr_parse_count(arg, 1024, UINT64_MAX, &o->pcap_max_bytes)) {
+			snprintf(err, errlen, "--pcap-max-bytes: '%s' is not a size of at least 1k (64k, 10M)", arg);
+			return -EINVAL;
+		}
+		return 0;
+	case O_REPLAY:
+		return lr_cli_str("--replay", arg, o->replay, sizeof(o->replay), err, errlen);
+	case O_REPLAY_TIMING:
+		o->replay_timing = true;
+		return 0;
+	case O_LOOPS:
+		if (lr_parse_count(arg, 0, UINT32_MAX, &o->loops)) {
+			snprintf(err, errlen, "--loops: '%s' is not a count (0 = until --duration)", arg);
+			return -EINVAL;
+		}
+		o->loops_set = true;
+		return 0;
+	case O_STAMP:
+		o->stamp = true;
+		return 0;
 	case O_ALLOW_PHYS:
 		o->allow_physical = true;
 		return 0;
@@ -226,10 +270,36 @@ int lr_cli_parse_send(int argc, char **argv, struct lr_send_opts *o, FILE *help_
 		snprintf(err, errlen, "missing -i/--interface (see 'linerate send --help')");
 		return -EINVAL;
 	}
-	if (!o->have_dst_ip) {
+	if (!o->have_dst_ip && !o->replay[0]) {
 		snprintf(err, errlen, "missing --dst-ip (see 'linerate send --help')");
 		return -EINVAL;
 	}
+	if (o->replay[0]) {
+		if (o->nworkers != 1) {
+			snprintf(err, errlen, "--replay sends the capture in order from one worker: give one queue");
+			return -EINVAL;
+		}
+		if (o->replay_timing && o->rate.kind != LR_RATE_MAX) {
+			snprintf(err, errlen, "--replay-timing and --rate both set the pace: give one");
+			return -EINVAL;
+		}
+		if (!o->loops_set)
+			o->loops = 1;
+	} else if (o->replay_timing || o->loops_set || o->stamp) {
+		snprintf(err, errlen, "--%s needs --replay FILE",
+			 o->replay_timing ? "replay-timing" : o->loops_set ? "loops" : "stamp");
+		return -EINVAL;
+	}
+	if (o->pcap_every && o->pcap_count) {
+		snprintf(err, errlen, "--pcap-count and --pcap-every both choose the samples: give one");
+		return -EINVAL;
+	}
+	if ((o->pcap_every || o->pcap_count || o->pcap_max_bytes) && !o->pcap[0]) {
+		snprintf(err, errlen, "--pcap-count, --pcap-every and --pcap-max-bytes need --pcap FILE");
+		return -EINVAL;
+	}
+	if (o->pcap[0] && !o->pcap_every && !o->pcap_count)
+		o->pcap_count = LR_PCAP_DEFAULT_COUNT;
 	if (o->cpus_set && o->ncpus != o->nworkers) {
 		snprintf(err, errlen, "--cpus lists %u CPUs but --queues lists %u queues; give one CPU per queue",
 			 o->ncpus, o->nworkers);
@@ -258,7 +328,8 @@ int lr_cli_parse_send(int argc, char **argv, struct lr_send_opts *o, FILE *help_
 		snprintf(err, errlen, "--src-port %u + --flows %u runs past port 65535", o->src_port, o->flows);
 		return -EINVAL;
 	}
-	if (!o->count && !o->duration_ns)
+	/* a replay ends with its last loop; everything else with 10 s unless told */
+	if (!o->count && !o->duration_ns && !(o->replay[0] && o->loops))
 		o->duration_ns = 10ULL * 1000000000ULL;
 	return 0;
 }

@@ -257,9 +257,8 @@ static int afxdp_tx(struct lr_worker *w, unsigned int budget)
 		uint64_t addr = x->free[--x->nfree];
 
 		d->addr = addr;
-		d->len = w->tmpl->len;
+		d->len = lr_worker_fill(w, xsk_umem__get_data(x->area, addr));
 		d->options = 0;
-		lr_worker_stamp(w, xsk_umem__get_data(x->area, addr));
 	}
 	if (n) {
 		/* submit publishes the descriptors (store-release on the producer index) */

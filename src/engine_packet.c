@@ -397,7 +397,7 @@ static int kick(struct lr_worker *w, struct pkt_priv *p)
 static int packet_tx(struct lr_worker *w, unsigned int budget)
 {
 	struct pkt_priv *p = w->engine;
-	unsigned int n = 0, len = p->vnet_len + w->tmpl->len;
+	unsigned int n = 0, len;
 	struct tpacket2_hdr *h;
 	int err;
 
@@ -416,8 +416,14 @@ static int packet_tx(struct lr_worker *w, unsigned int budget)
 			STAT_ADD(w, ring_full, 1);
 			break;
 		}
-		lr_worker_stamp(w, (uint8_t *)h + p->data_off);
-		h->tp_len = len;
+		len = lr_worker_fill(w, (uint8_t *)h + p->data_off);
+		if (p->vnet_len) {
+			/* hdr_len may not exceed the frame, and replayed frames differ in length */
+			struct virtio_net_hdr *vh = (struct virtio_net_hdr *)((uint8_t *)h + SLOT_OFF);
+
+			vh->hdr_len = (uint16_t)len;
+		}
+		h->tp_len = p->vnet_len + len;
 		/* release: the kernel must see the frame's bytes before the status that hands it over */
 		__atomic_store_n(&h->tp_status, TP_STATUS_SEND_REQUEST, __ATOMIC_RELEASE);
 		p->head = next_slot(p, p->head);

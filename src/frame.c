@@ -96,3 +96,33 @@ int lr_frame_build(const struct lr_frame_spec *spec, struct lr_tmpl *t)
 	lr_frame_stamp(t, p, LR_MAGIC_DATA, 0, 0, 0);
 	return 0;
 }
+
+int lr_frame_stamp_udp(uint8_t *frame, unsigned int len, uint16_t dport, uint16_t magic, uint16_t flow, uint64_t seq,
+		       uint64_t tail)
+{
+	const uint8_t *l3c;
+	uint8_t *l3, *udp;
+	unsigned int ulen;
+	uint32_t sum;
+	uint16_t c;
+	int v6;
+
+	udp = (uint8_t *)lr_find_udp(frame, frame + len, &l3c, &v6);
+	if (!udp || lr_be16(udp + 2) != dport)
+		return 0;
+	l3 = (uint8_t *)l3c;
+	ulen = lr_be16(udp + 4);
+	/* the UDP length must cover the probe and stay inside the frame */
+	if (ulen < 8 + LR_PROBE_LEN || udp + ulen > frame + len)
+		return 0;
+	lr_probe_encode((struct lr_probe *)(udp + 8), magic, flow, seq, tail);
+	/* a replayed frame's payload is arbitrary: the whole checksum again, not the incremental one */
+	udp[6] = udp[7] = 0;
+	sum = v6 ? lr_csum_add(0, l3 + 8, 32) : lr_csum_add(0, l3 + 12, 8);
+	sum = lr_csum_add(sum, (uint8_t[]){ 0, LR_IPPROTO_UDP }, 2);
+	sum = lr_csum_add(sum, (uint8_t[]){ 0, 0, ulen >> 8, (uint8_t)ulen }, 4);
+	sum = lr_csum_add(sum, udp, ulen);
+	c = lr_csum_fold(sum);
+	lr_store_be16(udp + 6, c ? c : 0xffff);
+	return 1;
+}

@@ -37,12 +37,62 @@ struct lr_tx {
 	bool have_qdev;
 	char mac_how[64];
 	unsigned int flow_base, flows_total;
+	unsigned int frame_bytes;	/* per frame incl. FCS, for bit rates (a replay's mean) */
+	struct lr_pcap_frames replay_frames;
+	struct lr_replay replay;
 };
 
 
 static const char *ip_str(int family, const struct in6_addr *a, char *buf, size_t len)
 {
 	return inet_ntop(family, a, buf, (socklen_t)len);
+}
+
+/*
+ * --replay: the capture's frames become the templates. Frames the MTU
+ * cannot carry are skipped and said so; with --stamp, markers ride in a
+ * copy of the first UDP frame to the test port that has room for a probe.
+ */
+static int prepare_replay(struct lr_tx *c)
+{
+	const struct lr_send_opts *o = c->o;
+	/* AF_XDP frames hold 4 KiB; a jumbo replay is not supported yet */
+	unsigned int max_len = c->ifc.mtu + LR_ETH_HLEN < 4096 ? c->ifc.mtu + LR_ETH_HLEN : 4096;
+	struct lr_pcap_frames *fr = &c->replay_frames;
+	uint64_t bytes = 0;
+	uint8_t scratch[4096];
+	char err[512];
+	unsigned int i;
+	int ret;
+
+	ret = lr_pcap_read_frames(o->replay, max_len, fr, err, sizeof(err));
+	if (ret)
+		return lr_fail(LR_EXIT_USAGE, "send", "--replay: %s", err);
+	if (fr->oversize)
+		fprintf(stderr, "linerate send: --replay: skipped %u frame%s longer than %s's MTU allows (%u bytes; the first is frame %u)\n",
+			fr->oversize, fr->oversize == 1 ? "" : "s", o->ifname, max_len, fr->first_oversize);
+	c->replay.fr = fr;
+	c->replay.stamp = o->stamp;
+	c->replay.dport = o->dst_port;
+	c->replay.eot_frame = fr->n;
+	for (i = 0; i < fr->n; i++) {
+		bytes += fr->f[i].len + LR_FCS_LEN;
+		if (c->replay.eot_frame == fr->n) {
+			memcpy(scratch, fr->f[i].data, fr->f[i].len);
+			if (lr_frame_stamp_udp(scratch, fr->f[i].len, o->dst_port, LR_MAGIC_EOT, 0, 0, 0))
+				c->replay.eot_frame = i;
+		}
+	}
+	if (o->stamp && c->replay.eot_frame == fr->n)
+		return lr_fail(LR_EXIT_USAGE, "send", "--stamp: %s has no UDP frame to port %u with room for the probe (%u bytes)",
+			       o->replay, o->dst_port, LR_PROBE_LEN);
+	c->frame_bytes = (unsigned int)(bytes / fr->n);
+	/* the slots and UMEM frames start out as the first frame; every send copies its own */
+	memset(&c->tmpl, 0, sizeof(c->tmpl));
+	memcpy(c->tmpl.data, fr->f[0].data, fr->f[0].len);
+	c->tmpl.len = fr->f[0].len;
+	snprintf(c->mac_how, sizeof(c->mac_how), "the capture");
+	return 0;
 }
 
 /* Interface checks, addresses and the template; every failure here is the user's to fix (exit 2). */
@@ -67,6 +117,10 @@ static int prepare(struct lr_tx *c)
 		if (o->queues[i] >= c->ifc.tx_queues)
 			return lr_fail(LR_EXIT_USAGE, "send", "--queues: queue %u is beyond %s's %u TX queue%s", o->queues[i], o->ifname,
 				    c->ifc.tx_queues, c->ifc.tx_queues == 1 ? "" : "s");
+
+	c->frame_bytes = o->size;
+	if (o->replay[0])
+		return prepare_replay(c);
 
 	spec.family = o->family;
 	spec.size = o->size;
@@ -145,7 +199,7 @@ static int open_engine(struct lr_tx *c)
 	};
 	const struct lr_send_opts *o = c->o;
 	const struct lr_cand *cands = all;
-	uint64_t pps = lr_rate_pps(&o->rate, o->size);
+	uint64_t pps = lr_rate_pps(&o->rate, c->frame_bytes);
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	struct lr_choice ch;
 	char why[512];
@@ -176,6 +230,15 @@ static int open_engine(struct lr_tx *c)
 		w->pps = pps ? pps / o->nworkers + (i < pps % o->nworkers) : 0;
 		if (pps && !w->pps)
 			w->pps = 1;
+		w->rt_offset = lr_realtime_offset();
+		if (o->replay[0]) {
+			/* one worker (the CLI insists): the whole capture, loops times */
+			uint64_t all = (uint64_t)c->replay_frames.n * o->loops;
+
+			w->replay = &c->replay;
+			if (all && (!w->limit || all < w->limit))
+				w->limit = all;
+		}
 	}
 
 	ret = lr_choose(cands, n, c, &ch);
@@ -241,8 +304,8 @@ static void live_line(struct lr_tx *c, uint64_t *prev, uint64_t *prev_q, uint64_
 		tot += v;
 	}
 	off = (size_t)snprintf(line, sizeof(line), "tx %s pps  %.3f Gbit/s L2  %.3f Gbit/s L1  total %llu",
-			       lr_fmt_si((double)dtot / s, b1, sizeof(b1)), dtot * o->size * 8.0 / s / 1e9,
-			       dtot * (o->size + 20) * 8.0 / s / 1e9, (unsigned long long)tot);
+			       lr_fmt_si((double)dtot / s, b1, sizeof(b1)), dtot * c->frame_bytes * 8.0 / s / 1e9,
+			       dtot * (c->frame_bytes + 20) * 8.0 / s / 1e9, (unsigned long long)tot);
 	if (o->nworkers > 1) {
 		for (i = 0; i < o->nworkers && off < sizeof(line) - 64; i++) {
 			uint64_t v = lr_tx_worker_done(&c->ws[i]);
@@ -442,15 +505,16 @@ static int summary(struct lr_tx *c)
 	secs = end > c->start_ns ? (double)(end - c->start_ns) / NS : 0;
 	pps = secs > 0 ? packets / secs : 0;
 
-	fprintf(stderr, "\nlinerate send: %s (%s) on %s, %u worker%s, %u-byte frames, %u flow%s, dst MAC from %s\n",
-		c->ops->name, mode, o->ifname, o->nworkers, o->nworkers == 1 ? "" : "s", o->size,
+	fprintf(stderr, "\nlinerate send: %s (%s) on %s, %u worker%s, %u-byte frames%s, %u flow%s, dst MAC from %s\n",
+		c->ops->name, mode, o->ifname, o->nworkers, o->nworkers == 1 ? "" : "s", c->frame_bytes,
+		o->replay[0] ? " (mean of the capture)" : "",
 		o->flows, o->flows == 1 ? "" : "s", c->mac_how);
 	fprintf(stderr, "  sent      %llu frames in %.3f s, accepted by the device\n", (unsigned long long)packets, secs);
 	fprintf(stderr, "  ring      %llu queued, %llu completed, %llu dropped by the device (tx_dropped), %llu in flight at end\n",
 		(unsigned long long)queued, (unsigned long long)completed, (unsigned long long)dropped,
 		(unsigned long long)(queued - completed));
 	fprintf(stderr, "  rate      %s pps, %.3f Gbit/s L2, %.3f Gbit/s L1\n", lr_fmt_si(pps, b1, sizeof(b1)),
-		pps * o->size * 8 / 1e9, pps * (o->size + 20) * 8 / 1e9);
+		pps * c->frame_bytes * 8 / 1e9, pps * (c->frame_bytes + 20) * 8 / 1e9);
 	for (i = 0; i < o->nworkers && o->nworkers > 1; i++) {
 		const struct lr_worker *w = &c->ws[i];
 		uint64_t n = lr_tx_worker_done(w);
@@ -471,16 +535,16 @@ static int summary(struct lr_tx *c)
 	json_object_object_add(root, "mode", json_object_new_string(mode));
 	json_object_object_add(root, "interface", json_object_new_string(o->ifname));
 	json_object_object_add(root, "duration_s", json_object_new_double(secs));
-	json_object_object_add(root, "frame_size", json_object_new_int((int)o->size));
+	json_object_object_add(root, "frame_size", json_object_new_int((int)c->frame_bytes));
 	json_object_object_add(root, "flows", json_object_new_int((int)o->flows));
 	tx = json_object_new_object();
 	json_object_object_add(tx, "packets", json_object_new_uint64(packets));
 	json_object_object_add(tx, "queued", json_object_new_uint64(queued));
 	json_object_object_add(tx, "completed", json_object_new_uint64(completed));
-	json_object_object_add(tx, "bytes", json_object_new_uint64(packets * c->tmpl.len));
+	json_object_object_add(tx, "bytes", json_object_new_uint64(packets * (c->frame_bytes - LR_FCS_LEN)));
 	json_object_object_add(tx, "pps", json_object_new_double(pps));
-	json_object_object_add(tx, "bps_l2", json_object_new_double(pps * o->size * 8));
-	json_object_object_add(tx, "bps_l1", json_object_new_double(pps * (o->size + 20) * 8));
+	json_object_object_add(tx, "bps_l2", json_object_new_double(pps * c->frame_bytes * 8));
+	json_object_object_add(tx, "bps_l1", json_object_new_double(pps * (c->frame_bytes + 20) * 8));
 	json_object_object_add(tx, "device_tx_dropped", json_object_new_uint64(dropped));
 	json_object_object_add(tx, "eot_markers", json_object_new_uint64(eot));
 	pq = json_object_new_array();
@@ -540,13 +604,31 @@ void lr_tx_close(struct lr_tx *c)
 		return;
 	lr_tx_join(c);
 	close_engine(c);
+	lr_pcap_frames_free(&c->replay_frames);
 	free(c);
+}
+
+void lr_tx_sample(struct lr_tx *c, struct lr_sampler *smp, uint64_t every, uint64_t count)
+{
+	unsigned int i, n = c->o->nworkers;
+
+	for (i = 0; i < n; i++) {
+		struct lr_worker *w = &c->ws[i];
+
+		w->sampler = smp;
+		w->sample_every = every;
+		/* the first @count frames of the test, split like the frames themselves */
+		w->sample_left = every ? 0 : count / n + (i < count % n);
+		w->stamped = 0;
+	}
 }
 
 int lr_cmd_send(const struct lr_send_opts *o)
 {
+	struct lr_pcap_writer *pw = NULL;
+	struct lr_sampler *smp = NULL;
 	struct lr_tx *c = NULL;
-	char err[256];
+	char err[512];
 	int ret;
 
 	lr_log_set_level(o->verbose);
@@ -555,12 +637,43 @@ int lr_cmd_send(const struct lr_send_opts *o)
 		return lr_fail(LR_EXIT_USAGE, "send", "%s", err + strlen("--json: "));
 	if (o->netns[0] && lr_netns_enter(o->netns, err, sizeof(err)))
 		return lr_fail(LR_EXIT_USAGE, "send", "%s", err);
+	/* the capture file first: an unwritable path fails before any interface is touched */
+	if (o->pcap[0] && lr_pcap_open(o->pcap, o->pcap_max_bytes, 0, &pw, err, sizeof(err)))
+		return lr_fail(LR_EXIT_USAGE, "send", "--pcap: %s", err);
 	ret = lr_tx_open(o, 0, o->flows, &c);
 	if (ret)
-		return ret;
+		goto fail;
+	if (pw) {
+		ret = lr_sampler_open(pw, o->nworkers, o->replay[0] ? 4096 : c->tmpl.len, &smp);
+		if (ret) {
+			ret = lr_fail(LR_EXIT_RUNTIME, "send", "--pcap: cannot start the sampler: %s", strerror(-ret));
+			goto fail;
+		}
+		lr_tx_sample(c, smp, o->pcap_every, o->pcap_count);
+	}
 	ret = run(c);
 	if (!ret)
 		ret = summary(c);
+	if (smp) {
+		uint64_t dropped = lr_sampler_dropped(smp);
+
+		lr_sampler_close(smp);
+		fprintf(stderr, "  pcap      %s: %llu frames written, %llu skipped by the size cap, %llu dropped (sample ring full)\n",
+			o->pcap, (unsigned long long)lr_pcap_records(pw), (unsigned long long)lr_pcap_capped(pw),
+			(unsigned long long)dropped);
+		if (lr_pcap_close(pw, err, sizeof(err)) && !ret)
+			ret = lr_fail(LR_EXIT_RUNTIME, "send", "--pcap: %s", err);
+		pw = NULL;
+	}
+	lr_tx_close(c);
+	if (pw && lr_pcap_close(pw, err, sizeof(err)) && !ret)
+		ret = lr_fail(LR_EXIT_RUNTIME, "send", "--pcap: %s", err);
+	return ret;
+fail:
+	if (smp)
+		lr_sampler_close(smp);
+	if (pw)
+		lr_pcap_abort(pw);
 	lr_tx_close(c);
 	return ret;
 }

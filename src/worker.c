@@ -103,6 +103,56 @@ static uint64_t pace_burst(uint64_t pps, unsigned int batch)
 	return b < batch ? b : batch;
 }
 
+/*
+ * Replay at the capture's own timing: frame i of loop l is due at
+ * start + l * (span + mean gap) + (ts_i - ts_0). Whatever is due goes out
+ * in one batch; waits spin or sleep as in paced sending.
+ */
+static int send_timed(struct lr_worker *w)
+{
+	const struct lr_pcap_frames *fr = w->replay->fr;
+	const uint64_t base = fr->f[0].ts_ns, span = fr->f[fr->n - 1].ts_ns - base;
+	const uint64_t loop_ns = span + (fr->n > 1 ? span / (fr->n - 1) : 1000);
+	uint64_t start = lr_now_ns(), now, i, due = 0;
+	unsigned int k;
+	int n;
+
+	for (;;) {
+		if (lr_stop)
+			break;
+		now = lr_now_ns();
+		if (*w->deadline_ns && now >= *w->deadline_ns)
+			break;
+		i = w->stats.queued;
+		if (w->limit && i >= w->limit)
+			break;
+		for (k = 0; k < w->opts->batch && (!w->limit || i + k < w->limit); k++) {
+			uint64_t j = i + k;
+
+			due = start + (j / fr->n) * loop_ns + (fr->f[j % fr->n].ts_ns - base);
+			if (due > now)
+				break;
+		}
+		if (!k) {
+			uint64_t wait = due - now;
+
+			n = w->ops->drain(w);
+			if (n < 0)
+				return n;
+			if (wait > SPIN_NS)
+				sleep_ns(wait - SPIN_NS < 10 * SPIN_NS ? wait - SPIN_NS : 10 * SPIN_NS);
+			else
+				sched_yield();
+			continue;
+		}
+		w->stamp_ns = now;
+		n = w->ops->tx(w, k);
+		if (n < 0)
+			return n;
+	}
+	return 0;
+}
+
 static int send_data(struct lr_worker *w)
 {
 	const unsigned int batch = w->opts->batch;
@@ -110,6 +160,8 @@ static int send_data(struct lr_worker *w)
 	uint64_t now, want, allow;
 	int n;
 
+	if (w->replay && w->opts->replay_timing)
+		return send_timed(w);
 	now = lr_now_ns();
 	lr_pacer_init(&pacer, w->pps, pace_burst(w->pps, batch), now);
 	for (;;) {

@@ -43,6 +43,12 @@ bool lr_sampler_put(struct lr_sampler *s, unsigned int producer, uint64_t ts_ns,
 /* Drains what is left, stops the thread, frees the sampler (not the writer). */
 void lr_sampler_close(struct lr_sampler *s);
 uint64_t lr_sampler_dropped(const struct lr_sampler *s);
+/*
+ * For tests: rings of @slots (a power of two) and no consumer thread, so a
+ * ring fills deterministically; lr_sampler_close() drains in the caller.
+ */
+int lr_sampler_open_unstarted(struct lr_pcap_writer *w, unsigned int producers, unsigned int snaplen,
+			      unsigned int slots, struct lr_sampler **out);
 
 /* CLOCK_REALTIME minus CLOCK_MONOTONIC, for stamping pcap records with wall-clock time. */
 int64_t lr_realtime_offset(void);

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stddef.h>
+#include "linerate/capture.h"
 #include "linerate/frame.h"
 #include "linerate/netdev.h"
 #include "linerate/opts.h"
@@ -75,22 +76,82 @@ struct lr_worker {
 	int err;
 	char errmsg[256];
 	const char *mode;	/* set by open: "zerocopy", "copy", "tpacket_v2", ... */
+	/* --pcap samples and --replay, when set */
+	struct lr_sampler *sampler;
+	uint64_t sample_every, sample_left, stamped;
+	int64_t rt_offset;	/* CLOCK_REALTIME - CLOCK_MONOTONIC */
+	struct lr_replay *replay;
 	char note[160];	/* why a better mode was not used, for the start line */
 };
 
-/* Stamp the next frame of this worker's flows into @pkt (a template copy). */
-static inline void lr_worker_stamp(struct lr_worker *w, uint8_t *pkt)
+
+/* Replay: the frames of a capture instead of the template. */
+struct lr_replay {
+	const struct lr_pcap_frames *fr;
+	unsigned int pos;	/* next frame */
+	unsigned int eot_frame;	/* a frame the probe fits in, for the end-of-test markers */
+	bool stamp;	/* write the probe into UDP frames to the test port */
+	uint16_t dport;
+};
+
+/*
+ * Sampling for --pcap: a copy of the frame into this worker's sample ring
+ * (no syscall, lock or allocation), the first @left frames or one in @every.
+ * Off, it costs the one branch on w->sampler.
+ */
+static inline void lr_worker_sample(struct lr_worker *w, const uint8_t *pkt, unsigned int len)
 {
+	if (w->sample_every ? !(w->stamped % w->sample_every) : w->sample_left ? (w->sample_left--, 1) : 0)
+		lr_sampler_put(w->sampler, w->index, w->stamp_ns + (uint64_t)w->rt_offset, pkt, len);
+}
+
+/* The frame a replay sends next into @pkt; returns its length. */
+static inline unsigned int lr_worker_replay(struct lr_worker *w, uint8_t *pkt)
+{
+	struct lr_replay *r = w->replay;
+	const struct lr_pcap_frame *f;
 	unsigned int k = w->flow_cur;
 	unsigned int flow = w->flow_first + k * w->flow_stride;
 
-	if (!w->eot_phase)
+	if (w->eot_phase) {
+		/* markers travel in a copy of a stampable frame */
+		f = &r->fr->f[r->eot_frame];
+		__builtin_memcpy(pkt, f->data, f->len);
+		lr_frame_stamp_udp(pkt, f->len, r->dport, LR_MAGIC_EOT, (uint16_t)flow, w->flow_seq[k],
+				   (uint64_t)w->flows_total << 48);
+		return f->len;
+	}
+	f = &r->fr->f[r->pos];
+	if (++r->pos == r->fr->n)
+		r->pos = 0;
+	/* a replayed frame is copied whole: frames differ, so no slot keeps a template */
+	__builtin_memcpy(pkt, f->data, f->len);
+	if (r->stamp && lr_frame_stamp_udp(pkt, f->len, r->dport, LR_MAGIC_DATA, (uint16_t)flow, w->flow_seq[k],
+					   w->stamp_ns))
+		w->flow_seq[k]++;
+	return f->len;
+}
+
+/* Write the next frame of this worker into @pkt (a template copy); returns its length. */
+static inline unsigned int lr_worker_fill(struct lr_worker *w, uint8_t *pkt)
+{
+	unsigned int k = w->flow_cur, len = w->tmpl->len;
+	unsigned int flow = w->flow_first + k * w->flow_stride;
+
+	if (w->replay)
+		len = lr_worker_replay(w, pkt);
+	else if (!w->eot_phase)
 		lr_frame_stamp(w->tmpl, pkt, LR_MAGIC_DATA, (uint16_t)flow, w->flow_seq[k]++, w->stamp_ns);
 	else
 		lr_frame_stamp(w->tmpl, pkt, LR_MAGIC_EOT, (uint16_t)flow, w->flow_seq[k],
 			       (uint64_t)w->flows_total << 48);
 	if (++w->flow_cur == w->nflows)
 		w->flow_cur = 0;
+	if (w->sampler && !w->eot_phase) {
+		lr_worker_sample(w, pkt, len);
+		w->stamped++;
+	}
+	return len;
 }
 
 /*

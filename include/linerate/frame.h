@@ -37,6 +37,13 @@ struct lr_tmpl {
 unsigned int lr_frame_min_size(int family);
 int lr_frame_build(const struct lr_frame_spec *spec, struct lr_tmpl *t);
 
+/*
+ * Writes a probe into any captured frame that is UDP to @dport with room
+ * for it, and recomputes its UDP checksum (for replay). 1 stamped, 0 not.
+ */
+int lr_frame_stamp_udp(uint8_t *frame, unsigned int len, uint16_t dport, uint16_t magic, uint16_t flow, uint64_t seq,
+		       uint64_t tail);
+
 /* RFC 1071 sum helpers (host-order accumulation of big-endian 16-bit words). */
 uint32_t lr_csum_add(uint32_t sum, const void *buf, size_t len);
 static inline uint16_t lr_csum_fold(uint32_t sum)

@@ -50,7 +50,8 @@ struct lr_send_opts {
 	/* replay the frames of a capture instead of the template */
 	char replay[LR_PATH_MAX];
 	bool replay_timing;	/* the file's own inter-frame gaps instead of --rate */
-	uint64_t loops;	/* times through the file (default 1) */
+	uint64_t loops;	/* times through the file (default 1; 0 = until the duration) */
+	bool loops_set;
 	bool stamp;	/* write the probe into replayed UDP frames so recv counts them */
 	bool quiet;	/* no live lines */
 	bool silent;	/* no start line either (a library caller reports) */

@@ -105,6 +105,58 @@ LR_INLINE void lr_probe_encode(struct lr_probe *p, __u16 magic, __u16 flow, __u6
 #define LR_IPPROTO_UDP	17
 
 /*
+ * The UDP header of an Ethernet frame (at most one VLAN tag, IPv4 of any
+ * IHL and unfragmented, or IPv6 without extension headers), with its 8
+ * bytes inside @end; NULL otherwise. *l3 gets the IP header, *v6 the family.
+ */
+LR_INLINE const __u8 *lr_find_udp(const void *data, const void *end, const __u8 **l3out, int *v6)
+{
+	const __u8 *p = (const __u8 *)data;
+	const __u8 *l3, *l4;
+	__u16 proto;
+
+	if (p + LR_ETH_HLEN > (const __u8 *)end)
+		return 0;
+	proto = lr_be16(p + 12);
+	l3 = p + LR_ETH_HLEN;
+	if (proto == LR_ETH_P_8021Q || proto == LR_ETH_P_8021AD) {
+		if (l3 + 4 > (const __u8 *)end)
+			return 0;
+		proto = lr_be16(l3 + 2);
+		l3 += 4;
+	}
+	if (proto == LR_ETH_P_IP) {
+		__u32 ihl;
+
+		if (l3 + 20 > (const __u8 *)end)
+			return 0;
+		if ((l3[0] >> 4) != 4 || l3[9] != LR_IPPROTO_UDP)
+			return 0;
+		/* a fragment (MF set or an offset) is never a whole test frame */
+		if (((l3[6] & 0x3f) | l3[7]) != 0)
+			return 0;
+		ihl = (l3[0] & 0x0f) * 4;
+		if (ihl < 20)
+			return 0;
+		l4 = l3 + ihl;
+		*v6 = 0;
+	} else if (proto == LR_ETH_P_IPV6) {
+		if (l3 + 40 > (const __u8 *)end)
+			return 0;
+		if ((l3[0] >> 4) != 6 || l3[6] != LR_IPPROTO_UDP)
+			return 0;
+		l4 = l3 + 40;
+		*v6 = 1;
+	} else {
+		return 0;
+	}
+	if (l4 + 8 > (const __u8 *)end)
+		return 0;
+	*l3out = l3;
+	return l4;
+}
+
+/*
  * Classifies one frame. @data/@end bound it; @dport is the test's UDP
  * destination port (host order). Fills @out for LR_PKT_DATA and LR_PKT_EOT.
  */
@@ -113,41 +165,12 @@ LR_INLINE int lr_parse(const void *data, const void *end, __u16 dport, struct lr
 	const __u8 *p = (const __u8 *)data;
 	const __u8 *l3, *l4;
 	const struct lr_probe *pr;
-	__u16 proto, magic;
+	__u16 magic;
+	int v6;
 
-	if (p + LR_ETH_HLEN > (const __u8 *)end)
+	l4 = lr_find_udp(data, end, &l3, &v6);
+	if (!l4)
 		return LR_PKT_FOREIGN;
-	proto = lr_be16(p + 12);
-	l3 = p + LR_ETH_HLEN;
-	if (proto == LR_ETH_P_8021Q || proto == LR_ETH_P_8021AD) {
-		if (l3 + 4 > (const __u8 *)end)
-			return LR_PKT_FOREIGN;
-		proto = lr_be16(l3 + 2);
-		l3 += 4;
-	}
-	if (proto == LR_ETH_P_IP) {
-		__u32 ihl;
-
-		if (l3 + 20 > (const __u8 *)end)
-			return LR_PKT_FOREIGN;
-		if ((l3[0] >> 4) != 4 || l3[9] != LR_IPPROTO_UDP)
-			return LR_PKT_FOREIGN;
-		/* a fragment (MF set or an offset) is never a whole test frame */
-		if (((l3[6] & 0x3f) | l3[7]) != 0)
-			return LR_PKT_FOREIGN;
-		ihl = (l3[0] & 0x0f) * 4;
-		if (ihl < 20)
-			return LR_PKT_FOREIGN;
-		l4 = l3 + ihl;
-	} else if (proto == LR_ETH_P_IPV6) {
-		if (l3 + 40 > (const __u8 *)end)
-			return LR_PKT_FOREIGN;
-		if ((l3[0] >> 4) != 6 || l3[6] != LR_IPPROTO_UDP)
-			return LR_PKT_FOREIGN;
-		l4 = l3 + 40;
-	} else {
-		return LR_PKT_FOREIGN;
-	}
 	if (l4 + 8 + LR_PROBE_LEN > (const __u8 *)end)
 		return LR_PKT_FOREIGN;
 	if (lr_be16(l4 + 2) != dport)
