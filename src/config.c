@@ -43,7 +43,7 @@ enum key_id {
 	K_NAME, K_MODE, K_DURATION, K_WARMUP, K_REPEAT, K_MAX_LOSS, K_MAX_P99, K_TRIAL, K_RESOLUTION,
 	K_MAX_TRIALS, K_INTERFACE, K_NETNS, K_ENGINE, K_XDP_MODE, K_WORKERS, K_QUEUES, K_CPUS, K_BATCH,
 	K_SIZE, K_SIZES, K_RATE, K_RATES, K_FLOWS, K_SHARE, K_SRC_IP, K_DST_IP, K_SRC_MAC, K_DST_MAC,
-	K_SRC_PORT, K_DST_PORT, K_NKEYS
+	K_SRC_PORT, K_DST_PORT, K_PCAP, K_PCAP_EVERY, K_SNAPLEN, K_NKEYS
 };
 
 /* In the order the "unknown key" message lists them. */
@@ -81,6 +81,9 @@ static const struct {
 	[K_DST_MAC] = { "dst_mac", S_TX | S_STR },
 	[K_SRC_PORT] = { "src_port", S_TX | S_STR },
 	[K_DST_PORT] = { "dst_port", S_TX },
+	[K_PCAP] = { "pcap", S_TX | S_RX },
+	[K_PCAP_EVERY] = { "pcap_every", S_TX | S_RX },
+	[K_SNAPLEN] = { "snaplen", S_RX },
 };
 
 /* In the order of the enums in opts.h and config.h. */
@@ -576,6 +579,16 @@ static int set_key(struct parser *p, enum key_id id, const char *key, const char
 		return set_rates(p, key, v);
 	case K_DST_PORT:
 		return set_port(p, key, v, &c->dst_port);
+	case K_PCAP:
+		if (strlen(v) >= sizeof(c->tx_pcap))
+			return fail(p, p->line, "%s pcap: the path is too long", p->cur_title);
+		strcpy(p->kind == SEC_TX ? c->tx_pcap : c->rx_pcap, v);
+		return 0;
+	case K_PCAP_EVERY:
+		return set_count(p, key, v, "a sampling interval (1 = every frame)", 1, UINT32_MAX,
+				 p->kind == SEC_TX ? &c->tx_pcap_every : &c->rx_pcap_every);
+	case K_SNAPLEN:
+		return set_count(p, key, v, "a snap length", 64, 9018, &c->rx_snaplen);
 	default:
 		return set_stream_key(p, p->cur_def, id, key, v);
 	}

@@ -13,6 +13,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include "linerate/capture.h"
 #include "linerate/cmd.h"
 #include "linerate/config.h"
 #include "linerate/frame.h"
@@ -105,6 +106,8 @@ struct run_ctx {
 	struct step_result *steps;
 	unsigned int nsteps;
 	struct size_search searches[LR_CFG_MAX_SIZES];
+	struct lr_pcap_writer *pcap;	/* [tx] pcap: samples of every measured window */
+	struct lr_sampler *sampler;
 	unsigned int nsearch;
 	bool banner_done;
 };
@@ -237,6 +240,11 @@ static int rx_child(const struct lr_cfg *cfg, int sock, int verbose)
 	ro.dst_port = cfg->dst_port;
 	ro.quiet = true;
 	ro.verbose = verbose;
+	if (cfg->rx_pcap[0]) {
+		snprintf(ro.pcap, sizeof(ro.pcap), "%s", cfg->rx_pcap);
+		ro.pcap_every = cfg->rx_pcap_every ? cfg->rx_pcap_every : 1;
+		ro.snaplen = cfg->rx_snaplen ? cfg->rx_snaplen : LR_PCAP_DEFAULT_SNAPLEN;
+	}
 	if (cfg->rx_netns[0] && lr_netns_enter(cfg->rx_netns, err, sizeof(err))) {
 		rep->status = LR_EXIT_USAGE;
 		snprintf(rep->text, sizeof(rep->text), "[rx] %s", err);
@@ -410,7 +418,15 @@ static int run_phase(struct run_ctx *r, unsigned int size, uint64_t pps, uint64_
 		base += cfg->streams[i].flows;
 	}
 	r->banner_done = true;
-	for (i = 0; i < cfg->nstreams; i++) {
+	for (i = 0, base = 0; i < cfg->nstreams; i++) {
+		unsigned int nw;
+
+		if (s && r->sampler) {
+			lr_tx_sample(tx[i], r->sampler, base, cfg->tx_pcap_every,
+				     cfg->tx_pcap_every ? 0 : LR_PCAP_DEFAULT_COUNT);
+		}
+		lr_tx_workers(tx[i], &nw);
+		base += nw;
 		ret = lr_tx_start(tx[i]);
 		if (ret)
 			goto out;
@@ -997,16 +1013,33 @@ int lr_cmd_run(const struct lr_run_opts *o)
 	}
 	r.cfg = cfg;
 	r.engine = cfg->tx_engine;
-	for (i = 0; i < cfg->nstreams; i++)
-		r.flows_total += cfg->streams[i].flows;
-
 	ret = start_receiver(&r);
 	if (ret < 0) {
 		free(cfg);
-		return -1 - ret;	/* the receiver process ends here */
+		return -1 - ret;	/* the receiver process ends here (the pcap is the parent's) */
 	}
 	if (ret)
 		goto out;
+	/* after the fork: the receiver process must not inherit (and flush) the file */
+	if (cfg->tx_pcap[0]) {
+		unsigned int producers = 0;
+
+		for (i = 0; i < cfg->nstreams; i++)
+			producers += cfg->streams[i].nqueues;
+		if (lr_pcap_open(cfg->tx_pcap, 0, 0, &r.pcap, err, sizeof(err))) {
+			ret = lr_fail(LR_EXIT_USAGE, "run", "[tx] pcap: %s", err);
+			goto out;
+		}
+		if (lr_sampler_open(r.pcap, producers, LR_MAX_FRAME, &r.sampler)) {
+			lr_pcap_abort(r.pcap);
+			r.pcap = NULL;
+			ret = lr_fail(LR_EXIT_RUNTIME, "run", "[tx] pcap: cannot start the sampler");
+			goto out;
+		}
+	}
+	for (i = 0; i < cfg->nstreams; i++)
+		r.flows_total += cfg->streams[i].flows;
+
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	if (cfg->tx_netns[0] && lr_netns_enter(cfg->tx_netns, err, sizeof(err))) {
@@ -1035,6 +1068,11 @@ int lr_cmd_run(const struct lr_run_opts *o)
 	}
 out:
 	stop_receiver(&r);
+	if (r.sampler) {
+		lr_sampler_close(r.sampler);
+		if (lr_pcap_close(r.pcap, err, sizeof(err)) && !ret)
+			ret = lr_fail(LR_EXIT_RUNTIME, "run", "[tx] pcap: %s", err);
+	}
 	free(r.steps);
 	free(cfg);
 	return ret;

@@ -608,7 +608,7 @@ void lr_tx_close(struct lr_tx *c)
 	free(c);
 }
 
-void lr_tx_sample(struct lr_tx *c, struct lr_sampler *smp, uint64_t every, uint64_t count)
+void lr_tx_sample(struct lr_tx *c, struct lr_sampler *smp, unsigned int producer, uint64_t every, uint64_t count)
 {
 	unsigned int i, n = c->o->nworkers;
 
@@ -616,6 +616,7 @@ void lr_tx_sample(struct lr_tx *c, struct lr_sampler *smp, uint64_t every, uint6
 		struct lr_worker *w = &c->ws[i];
 
 		w->sampler = smp;
+		w->sample_producer = producer + i;
 		w->sample_every = every;
 		/* the first @count frames of the test, split like the frames themselves */
 		w->sample_left = every ? 0 : count / n + (i < count % n);
@@ -649,7 +650,7 @@ int lr_cmd_send(const struct lr_send_opts *o)
 			ret = lr_fail(LR_EXIT_RUNTIME, "send", "--pcap: cannot start the sampler: %s", strerror(-ret));
 			goto fail;
 		}
-		lr_tx_sample(c, smp, o->pcap_every, o->pcap_count);
+		lr_tx_sample(c, smp, 0, o->pcap_every, o->pcap_count);
 	}
 	ret = run(c);
 	if (!ret)

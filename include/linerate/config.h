@@ -63,8 +63,13 @@ struct lr_cfg {
 	unsigned int sizes[LR_CFG_MAX_SIZES];
 	unsigned int nrates;
 	struct lr_rate rates[LR_CFG_MAX_RATES];	/* sweep: one step per rate; search: rates[0] is the upper bound */
+	char tx_pcap[LR_PATH_MAX];	/* samples of the frames sent ("" = none) */
+	unsigned int tx_pcap_every;	/* one in K; 0: the first LR_PCAP_DEFAULT_COUNT of each step */
 	/* [rx] */
 	char rx_ifname[IF_NAMESIZE];
+	char rx_pcap[LR_PATH_MAX];
+	unsigned int rx_pcap_every;	/* 0: every test frame */
+	unsigned int rx_snaplen;	/* 0: LR_PCAP_DEFAULT_SNAPLEN */
 	char rx_netns[LR_PATH_MAX];
 	enum lr_rx_engine_kind rx_engine;
 	enum lr_xdp_mode xdp_mode;

@@ -79,6 +79,7 @@ struct lr_worker {
 	/* --pcap samples and --replay, when set */
 	struct lr_sampler *sampler;
 	uint64_t sample_every, sample_left, stamped;
+	unsigned int sample_producer;	/* this worker's ring in the sampler */
 	int64_t rt_offset;	/* CLOCK_REALTIME - CLOCK_MONOTONIC */
 	struct lr_replay *replay;
 	char note[160];	/* why a better mode was not used, for the start line */
@@ -102,7 +103,7 @@ struct lr_replay {
 static inline void lr_worker_sample(struct lr_worker *w, const uint8_t *pkt, unsigned int len)
 {
 	if (w->sample_every ? !(w->stamped % w->sample_every) : w->sample_left ? (w->sample_left--, 1) : 0)
-		lr_sampler_put(w->sampler, w->index, w->stamp_ns + (uint64_t)w->rt_offset, pkt, len);
+		lr_sampler_put(w->sampler, w->sample_producer, w->stamp_ns + (uint64_t)w->rt_offset, pkt, len);
 }
 
 /* The frame a replay sends next into @pkt; returns its length. */

@@ -27,8 +27,8 @@ bool lr_tx_done(const struct lr_tx *t);
 void lr_tx_join(struct lr_tx *t);
 void lr_tx_close(struct lr_tx *t);
 
-/* Samples for a pcap: one in @every frames, or the first @count, into @smp (producer = worker index). */
-void lr_tx_sample(struct lr_tx *t, struct lr_sampler *smp, uint64_t every, uint64_t count);
+/* Samples for a pcap: one in @every frames, or the first @count, into @smp (rings @producer + worker index). */
+void lr_tx_sample(struct lr_tx *t, struct lr_sampler *smp, unsigned int producer, uint64_t every, uint64_t count);
 
 const struct lr_engine_ops *lr_tx_ops(const struct lr_tx *t);
 const char *lr_tx_mode(const struct lr_tx *t);
