@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* pcap files: atomic writer (temp name + rename), per-producer sample rings drained by one thread, frame reader. */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
@@ -305,8 +306,11 @@ int lr_pcap_write(struct lr_pcap_writer *w, uint64_t ts_ns, const void *data, un
 int lr_pcap_close(struct lr_pcap_writer *w, char *err, size_t errlen)
 {
 	const char *what = "cannot write";
-	int ret = w->err;
+	int ret;
 
+	if (!w)
+		return 0;
+	ret = w->err;
 	errno = 0;
 	if (!ret && (pcap_dump_flush(w->dump) || ferror(w->f)))
 		ret = errno ? -errno : -EIO;
@@ -403,7 +407,11 @@ void lr_sampler_close(struct lr_sampler *s)
 	if (!s)
 		return;
 	if (s->threaded) {
-		/* release: puts that happened before close are visible to the thread's final drain */
+		/*
+		 * The caller has stopped the producers; release makes their
+		 * puts visible to the drain that follows the thread's acquire
+		 * of stop, so nothing published is left behind.
+		 */
 		__atomic_store_n(&s->stop, 1, __ATOMIC_RELEASE);
 		pthread_join(s->thread, NULL);
 	} else if (s->rings) {
@@ -446,6 +454,7 @@ int lr_pcap_read_frames(const char *path, unsigned int max_len, struct lr_pcap_f
 	const u_char *data;
 	unsigned int idx = 0, cap = 0;
 	pcap_t *p = NULL;
+	struct stat st;
 	FILE *f;
 	int ret, dlt;
 
@@ -456,6 +465,11 @@ int lr_pcap_read_frames(const char *path, unsigned int max_len, struct lr_pcap_f
 		ret = -errno;
 		lr_msg(err, errlen, "cannot open '%s': %s", path, strerror(-ret));
 		return ret;
+	}
+	if (!fstat(fileno(f), &st) && S_ISDIR(st.st_mode)) {
+		fclose(f);
+		lr_msg(err, errlen, "cannot open '%s': %s", path, strerror(EISDIR));
+		return -EISDIR;
 	}
 	p = pcap_fopen_offline_with_tstamp_precision(f, PCAP_TSTAMP_PRECISION_NANO, errbuf);
 	if (!p) {
@@ -480,6 +494,11 @@ int lr_pcap_read_frames(const char *path, unsigned int max_len, struct lr_pcap_f
 				fr.first_oversize = idx;
 			continue;
 		}
+		if (h->caplen > h->len) {
+			lr_msg(err, errlen, "%s: frame %u is corrupt (caplen %u > len %u)", path, idx, h->caplen, h->len);
+			ret = -EINVAL;
+			goto fail;
+		}
 		if (h->caplen < h->len) {
 			lr_msg(err, errlen,
 			       "%s: frame %u was captured truncated (caplen %u of len %u); replay needs whole frames",
@@ -497,7 +516,6 @@ int lr_pcap_read_frames(const char *path, unsigned int max_len, struct lr_pcap_f
 			cap = ncap;
 		}
 		fp = &fr.f[fr.n];
-		/* caplen > len is nonsense in a file; the frame is len bytes */
 		fp->data = malloc(h->len ? h->len : 1);
 		if (!fp->data)
 			goto nomem;

@@ -176,6 +176,7 @@ static void roundtrip(unsigned int snaplen)
 	const u_char *data;
 	uint8_t buf[9100];
 	unsigned int i, n = 40, want_snap = snaplen ? snaplen : 65535;
+	long want_size = 24;
 	char tmpname[512];
 	struct dirent *de;
 	pcap_t *pc;
@@ -224,6 +225,11 @@ static void roundtrip(unsigned int snaplen)
 	}
 	assert_int_equal(pcap_next_ex(pc, &h, &data), PCAP_ERROR_BREAK);
 	pcap_close(pc);
+
+	/* libpcap's reader cuts records to the snap length itself: check the bytes on disk too */
+	for (i = 0; i < n; i++)
+		want_size += 16 + (frame_len(i) < want_snap ? frame_len(i) : want_snap);
+	assert_int_equal(file_size(path), want_size);
 }
 
 static void test_writer_roundtrip(void **state)
@@ -718,6 +724,33 @@ static void test_read_missing(void **state)
 	assert_err_has("cannot open '");
 	assert_err_has(path);
 	assert_err_has("No such file or directory");
+
+	snprintf(path, sizeof(path), "%s", dir);
+	assert_int_equal(read_frames(1514, &fr), -EISDIR);
+	assert_err_has("Is a directory");
+}
+
+/* A record claiming more captured bytes than the frame had: corrupt, not silently cut. */
+static void test_read_caplen_over_len(void **state)
+{
+	struct lr_pcap_frames fr;
+	uint8_t file[24 + 16 + 100] = { 0 }, *p = file;
+
+	(void)state;
+	p = put32(p, 0xa1b23c4d);	/* nanosecond pcap, host order */
+	p = put16(p, 2);
+	p = put16(p, 4);
+	p = put32(p, 0);
+	p = put32(p, 0);
+	p = put32(p, 65535);
+	p = put32(p, 1);
+	p = put32(p, 1700000000);
+	p = put32(p, 0);
+	p = put32(p, 100);
+	p = put32(p, 60);
+	write_bytes(path, file, sizeof(file));
+	assert_int_equal(read_frames(1514, &fr), -EINVAL);
+	assert_err_has("frame 1 is corrupt (caplen 100 > len 60)");
 }
 
 static void test_read_empty(void **state)
@@ -751,6 +784,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_read_oversize, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_read_snapped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_read_missing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_read_caplen_over_len, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_read_empty, setup, teardown),
 	};
 
