@@ -3,14 +3,20 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include "linerate/capture.h"
 #include "linerate/cli.h"
+#include "linerate/flow.h"
 #include "linerate/probe.h"
 #include "linerate/opts.h"
 
 enum {
 	O_IFACE = 'i', O_VERBOSE = 'v', O_QUIET = 'q', O_DURATION = 'd',
 	O_DST_PORT = 256, O_ONCE, O_PASS, O_XDP_MODE, O_READY, O_NETNS, O_JSON, O_ENGINE, O_WORKERS,
+	O_PCAP, O_PCAP_EVERY, O_PCAP_FOREIGN, O_SNAPLEN, O_PCAP_MAX_BYTES,
 };
+
+#define STR(x) #x
+#define XSTR(x) STR(x)
 
 static const struct lr_opt recv_opts[] = {
 	{ O_IFACE, "interface", 'i', "IFACE", "interface to count on (the XDP program attaches here)", NULL },
@@ -26,6 +32,15 @@ static const struct lr_opt recv_opts[] = {
 	{ O_READY, "ready-file", 0, "PATH", "create PATH once the program is attached", NULL },
 	{ O_NETNS, "netns", 'n', "NS", "run in network namespace NS (name, pid:PID or path)", NULL },
 	{ O_JSON, "json", 'j', "FILE", "write the summary as JSON to FILE (- for stdout)", NULL },
+	{ O_PCAP, "pcap", 0, "FILE",
+	  "write samples of the frames received to FILE (pcap; renamed into place at the end)", NULL },
+	{ O_PCAP_EVERY, "pcap-every", 0, "K",
+	  "sample one test data frame in K (end-of-test markers are counted, not sampled)", "1" },
+	{ O_PCAP_FOREIGN, "pcap-foreign", 0, NULL, "also sample every foreign frame", NULL },
+	{ O_SNAPLEN, "snaplen", 0, "N",
+	  "bytes kept of each sample, " XSTR(LR_RX_SNAP_MIN) ".." XSTR(LR_RX_SNAP_MAX), XSTR(LR_PCAP_DEFAULT_SNAPLEN) },
+	{ O_PCAP_MAX_BYTES, "pcap-max-bytes", 0, "N", "stop sampling once FILE would exceed N bytes (10M, 1G)",
+	  "no limit" },
 	{ O_QUIET, "quiet", 'q', NULL, "no live lines, summary only", NULL },
 	{ O_VERBOSE, "verbose", 'v', NULL, "more detail; twice for libbpf debug", NULL },
 };
@@ -45,6 +60,8 @@ void lr_recv_opts_default(struct lr_recv_opts *o)
 	memset(o, 0, sizeof(*o));
 	o->dst_port = LR_DEFAULT_DST_PORT;
 	o->workers = 1;
+	o->pcap_every = 1;
+	o->snaplen = LR_PCAP_DEFAULT_SNAPLEN;
 }
 
 /* In the order of enum lr_rx_engine_kind and enum lr_xdp_mode. */
@@ -102,6 +119,33 @@ static int recv_set(void *ctx, int id, const char *arg, char *err, size_t errlen
 		return lr_cli_str("--netns", arg, o->netns, sizeof(o->netns), err, errlen);
 	case O_JSON:
 		return lr_cli_str("--json", arg, o->json, sizeof(o->json), err, errlen);
+	case O_PCAP:
+		return lr_cli_str("--pcap", arg, o->pcap, sizeof(o->pcap), err, errlen);
+	case O_PCAP_EVERY:
+		if (lr_parse_count(arg, 1, UINT32_MAX, &v)) {
+			snprintf(err, errlen, "--pcap-every: '%s' is not a count in 1..%u", arg, UINT32_MAX);
+			return -EINVAL;
+		}
+		o->pcap_every = v;
+		return 0;
+	case O_PCAP_FOREIGN:
+		o->pcap_foreign = true;
+		return 0;
+	case O_SNAPLEN:
+		if (lr_parse_count(arg, LR_RX_SNAP_MIN, LR_RX_SNAP_MAX, &v)) {
+			snprintf(err, errlen, "--snaplen: '%s' is not a length in %u..%u bytes", arg, LR_RX_SNAP_MIN,
+				 LR_RX_SNAP_MAX);
+			return -EINVAL;
+		}
+		o->snaplen = (unsigned int)v;
+		return 0;
+	case O_PCAP_MAX_BYTES:
+		if (lr_parse_count(arg, 1, 1ULL << 50, &v)) {
+			snprintf(err, errlen, "--pcap-max-bytes: '%s' is not a size (10M, 1G)", arg);
+			return -EINVAL;
+		}
+		o->pcap_max_bytes = v;
+		return 0;
 	case O_QUIET:
 		o->quiet = true;
 		return 0;
@@ -123,6 +167,11 @@ int lr_cli_parse_recv(int argc, char **argv, struct lr_recv_opts *o, FILE *help_
 		return ret;
 	if (!o->ifname[0]) {
 		snprintf(err, errlen, "missing -i/--interface (see 'linerate recv --help')");
+		return -EINVAL;
+	}
+	if (!o->pcap[0] && (o->pcap_every != 1 || o->pcap_foreign || o->snaplen != LR_PCAP_DEFAULT_SNAPLEN ||
+			    o->pcap_max_bytes)) {
+		snprintf(err, errlen, "--pcap-every, --pcap-foreign, --snaplen and --pcap-max-bytes need --pcap FILE");
 		return -EINVAL;
 	}
 	return 0;

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "linerate/capture.h"
 #include "linerate/choose.h"
 #include "linerate/cmd.h"
 #include "linerate/frame.h"
@@ -54,6 +55,9 @@ void lr_rx_counters_sum(const struct lr_rx_counters *src, int n, struct lr_rx_co
 		s->eot += p->eot;
 		s->bad_flow += p->bad_flow;
 		s->lat_future += p->lat_future;
+		s->sample_tick += p->sample_tick;
+		s->samples += p->samples;
+		s->sample_drops += p->sample_drops;
 		if (p->first_ns && (!s->first_ns || p->first_ns < s->first_ns))
 			s->first_ns = p->first_ns;
 		if (p->last_ns > s->last_ns)
@@ -181,8 +185,42 @@ int lr_rx_collect(struct lr_rx *rx, struct lr_rx_result *r)
 	r->lat_p99 = lr_lat_quantile(s->lat_hist, LR_LAT_BUCKETS, s->lat_count, 0.99, s->lat_min, s->lat_max);
 	r->lat_p999 = lr_lat_quantile(s->lat_hist, LR_LAT_BUCKETS, s->lat_count, 0.999, s->lat_min, s->lat_max);
 	memcpy(r->queue_packets, s->queue_packets, sizeof(r->queue_packets));
+	/* while the capture runs the writer's counts trail the samples a little: a live view */
+	r->pcap_written = rx->pcap ? lr_pcap_records(rx->pcap) : rx->pcap_written;
+	r->pcap_capped = rx->pcap ? lr_pcap_capped(rx->pcap) : rx->pcap_capped;
+	r->pcap_dropped = s->sample_drops;
+	/* once closed, a sample taken but never written (in flight at the stop) is a drop too */
+	if (!rx->pcap && s->samples > r->pcap_written + r->pcap_capped)
+		r->pcap_dropped += s->samples - r->pcap_written - r->pcap_capped;
 	free(s);
 	return 0;
+}
+
+/* Renames the capture into place; the backend's consumer must have stopped (ops->stop). */
+static int capture_close(struct lr_rx *rx, char *err, size_t errlen)
+{
+	struct lr_pcap_writer *w = rx->pcap;
+
+	if (!w)
+		return 0;
+	rx->pcap = NULL;
+	rx->pcap_written = lr_pcap_records(w);
+	rx->pcap_capped = lr_pcap_capped(w);
+	if (rx->pcap_err) {
+		lr_pcap_abort(w);
+		lr_msg(err, errlen, "cannot write '%s': %s; nothing was kept", rx->o->pcap, strerror(-rx->pcap_err));
+		return rx->pcap_err;
+	}
+	return lr_pcap_close(w, err, errlen);
+}
+
+/* An error path: leave nothing behind under the final name nor beside it. */
+static void capture_abort(struct lr_rx *rx)
+{
+	if (!rx->pcap)
+		return;
+	lr_pcap_abort(rx->pcap);
+	rx->pcap = NULL;
 }
 
 void lr_rx_reset(struct lr_rx *rx)
@@ -230,7 +268,7 @@ static void live_line(struct recv_ctx *c, uint64_t *prev_pkts, uint64_t *prev_by
 static int report(struct recv_ctx *c)
 {
 	const struct lr_recv_opts *o = c->rx.o;
-	struct json_object *root, *rx, *lat, *pq;
+	struct json_object *root, *rx, *lat, *pq, *pcap;
 	struct lr_rx_result r;
 	double secs = (double)(c->end_ns - c->start_ns) / NS;
 	char b1[32], err[256];
@@ -254,6 +292,13 @@ static int report(struct recv_ctx *c)
 		fprintf(stderr, "  sent      unknown (no end-of-test marker): loss counts sequence gaps only\n");
 	fprintf(stderr, "  lost      %lld  reordered %llu  duplicates %llu  foreign %llu\n", (long long)r.lost,
 		(unsigned long long)r.late, (unsigned long long)r.dups, (unsigned long long)r.foreign);
+	if (o->pcap[0]) {
+		fprintf(stderr, "  pcap      %llu samples written to %s (one in %llu data frames%s; snaplen %u)\n",
+			(unsigned long long)r.pcap_written, o->pcap, (unsigned long long)(o->pcap_every ? o->pcap_every : 1),
+			o->pcap_foreign ? ", every foreign frame" : "", o->snaplen);
+		fprintf(stderr, "  pcap      samples dropped: %llu (ring buffer full); %llu skipped by the size cap\n",
+			(unsigned long long)r.pcap_dropped, (unsigned long long)r.pcap_capped);
+	}
 	if (r.lat_count)
 		fprintf(stderr, "  latency   min %llu  p50 %llu  p90 %llu  p99 %llu  p99.9 %llu  max %llu ns\n",
 			(unsigned long long)r.lat_min, (unsigned long long)r.lat_p50, (unsigned long long)r.lat_p90,
@@ -305,6 +350,17 @@ static int report(struct recv_ctx *c)
 		json_object_array_add(pq, e);
 	}
 	json_object_object_add(rx, "per_queue", pq);
+	pcap = NULL;
+	if (o->pcap[0]) {
+		pcap = json_object_new_object();
+		json_object_object_add(pcap, "file", json_object_new_string(o->pcap));
+		json_object_object_add(pcap, "samples", json_object_new_uint64(r.pcap_written));
+		json_object_object_add(pcap, "dropped", json_object_new_uint64(r.pcap_dropped));
+		json_object_object_add(pcap, "capped", json_object_new_uint64(r.pcap_capped));
+		json_object_object_add(pcap, "every", json_object_new_uint64(o->pcap_every ? o->pcap_every : 1));
+		json_object_object_add(pcap, "snaplen", json_object_new_int((int)o->snaplen));
+	}
+	json_object_object_add(rx, "pcap", pcap);
 	json_object_object_add(root, "rx", rx);
 	lat = json_object_new_object();
 	json_object_object_add(lat, "count", json_object_new_uint64(r.lat_count));
@@ -381,6 +437,17 @@ int lr_rx_begin(const struct lr_recv_opts *o, struct lr_rx *rx, char *line, size
 	ret = lr_if_open(o->ifname, &rx->ifc, err, errlen);
 	if (ret)
 		return LR_EXIT_USAGE;
+	/* before anything is attached: a path we cannot write is a usage error, not a lost capture */
+	if (o->pcap[0]) {
+		char perr[384];
+
+		ret = lr_pcap_open(o->pcap, o->pcap_max_bytes, o->snaplen, &rx->pcap, perr, sizeof(perr));
+		if (ret) {
+			rx->pcap = NULL;
+			snprintf(err, errlen, "--pcap: %s", perr);
+			return LR_EXIT_USAGE;
+		}
+	}
 	if (o->engine == LR_RX_ENGINE_XDP)
 		n = 1;
 	else if (o->engine == LR_RX_ENGINE_PACKET)
@@ -394,6 +461,7 @@ int lr_rx_begin(const struct lr_recv_opts *o, struct lr_rx *rx, char *line, size
 			snprintf(err, errlen, "%s", ch.tried[ch.ntried - 1].why);
 		}
 		rx->ops = NULL;
+		capture_abort(rx);
 		return ret == -ENOMEM ? LR_EXIT_RUNTIME : LR_EXIT_USAGE;
 	}
 	lr_choice_why(&ch, why, sizeof(why));
@@ -404,9 +472,13 @@ int lr_rx_begin(const struct lr_recv_opts *o, struct lr_rx *rx, char *line, size
 
 void lr_rx_end(struct lr_rx *rx)
 {
+	char err[512];
+
 	if (!rx->ops)
 		return;
 	rx->ops->stop(rx);
+	if (capture_close(rx, err, sizeof(err)))
+		pr_warn("recv: --pcap: %s\n", err);
 	rx->ops->close(rx);
 	rx->ops = NULL;
 }
@@ -416,7 +488,7 @@ int lr_cmd_recv(const struct lr_recv_opts *o)
 	struct recv_ctx c;
 	struct sigaction sa = { .sa_handler = on_signal };
 	char err[512], line[768];
-	int ret;
+	int ret, cret;
 
 	lr_log_set_level(o->verbose);
 	lr_log_hook_libs();
@@ -438,9 +510,17 @@ int lr_cmd_recv(const struct lr_recv_opts *o)
 		goto out;
 	}
 	loop(&c);
+	/* a signal ends the loop too: the capture is renamed into place on this path as well */
 	c.rx.ops->stop(&c.rx);
+	cret = capture_close(&c.rx, err, sizeof(err));
 	ret = report(&c);
+	if (cret)
+		ret = lr_fail(LR_EXIT_RUNTIME, "recv", "--pcap: %s", err);
 out:
+	if (ret && c.rx.pcap) {
+		c.rx.ops->stop(&c.rx);
+		capture_abort(&c.rx);
+	}
 	lr_rx_end(&c.rx);
 	return ret;
 }

@@ -14,6 +14,7 @@
 #include <sys/socket.h>
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
+#include "linerate/capture.h"
 #include "linerate/choose.h"
 #include "linerate/log.h"
 #include "linerate/rx.h"
@@ -35,12 +36,16 @@ struct pkt_thread {
 	uint8_t *ring;
 	size_t ring_len;
 	int64_t rt_to_mono;	/* CLOCK_MONOTONIC - CLOCK_REALTIME, for the kernel's receive stamps */
+	struct lr_sampler *sampler;	/* --pcap: this thread is producer @index of it */
+	unsigned int index;
+	uint64_t every;	/* one data frame in @every is sampled */
 	pthread_t thread;
 	bool started;
 };
 
 struct pkt_priv {
 	struct lr_flow_state *flows;
+	struct lr_sampler *sampler;
 	struct pkt_thread *t;
 	unsigned int n;
 	volatile int stop;
@@ -55,6 +60,18 @@ static int64_t clock_offset(void)
 	return ((int64_t)mono.tv_sec - rt.tv_sec) * 1000000000LL + (mono.tv_nsec - rt.tv_nsec);
 }
 
+/* Into this thread's own sampler ring: no lock, no wait; a full ring is a counted drop. */
+static void take_sample(struct pkt_thread *t, const struct tpacket3_hdr *h, const uint8_t *data)
+{
+	/* the kernel's receive stamp is on CLOCK_REALTIME already, as pcap wants it */
+	uint64_t ts = (uint64_t)h->tp_sec * 1000000000ULL + h->tp_nsec;
+
+	if (lr_sampler_put(t->sampler, t->index, ts, data, h->tp_snaplen))
+		t->c->samples++;
+	else
+		t->c->sample_drops++;
+}
+
 static void count_frame(struct pkt_thread *t, const struct tpacket3_hdr *h)
 {
 	const uint8_t *data = (const uint8_t *)h + h->tp_mac;
@@ -65,19 +82,24 @@ static void count_frame(struct pkt_thread *t, const struct tpacket3_hdr *h)
 	kind = lr_parse(data, data + h->tp_snaplen, t->rx->o->dst_port, &pkt);
 	if (kind == LR_PKT_FOREIGN) {
 		t->c->foreign++;
+		if (t->sampler && t->rx->o->pcap_foreign)
+			take_sample(t, h, data);
 		return;
 	}
 	if (pkt.flow >= LR_MAX_FLOWS) {
 		t->c->bad_flow++;
 		return;
 	}
+	/* counting never depends on sampling: count first, then maybe sample (the same rule as XDP) */
 	if (kind == LR_PKT_EOT) {
-		lr_rx_count_eot(t->c, &t->flows[pkt.flow], &pkt);
+		lr_rx_count_eot(t->c, &t->flows[pkt.flow], &pkt);	/* not sampled, as in XDP */
 		return;
 	}
 	/* the kernel's software receive stamp (CLOCK_REALTIME), moved onto the sender's clock */
 	now = (uint64_t)((int64_t)h->tp_sec * 1000000000LL + h->tp_nsec + t->rt_to_mono);
 	lr_rx_count_data(t->c, &t->flows[pkt.flow], &pkt, h->tp_len, LR_RX_MAX_QUEUES, now);
+	if (t->sampler && t->c->sample_tick++ % t->every == 0)
+		take_sample(t, h, data);
 }
 
 static void *rx_thread(void *arg)
@@ -205,6 +227,11 @@ static void packet_stop(struct lr_rx *rx)
 		if (p->t[i].started)
 			pthread_join(p->t[i].thread, NULL);
 	collect_drops(rx);
+	/* no producer is left: the sampler drains its rings into rx->pcap and lets go of it */
+	if (p->sampler) {
+		lr_sampler_close(p->sampler);
+		p->sampler = NULL;
+	}
 }
 
 static void packet_close(struct lr_rx *rx)
@@ -258,6 +285,14 @@ static int packet_open(struct lr_rx *rx, char *why, size_t len)
 	rx->nsources = (int)n;
 	rx->flows = p->flows;
 	rx->mode = "tpacket_v3";
+	if (rx->pcap) {
+		err = lr_sampler_open(rx->pcap, n, rx->o->snaplen, &p->sampler);
+		if (err) {
+			p->sampler = NULL;
+			snprintf(why, len, "packet: cannot set up the frame sampler: %s", strerror(-err));
+			goto fail;
+		}
+	}
 	for (i = 0; i < n; i++) {
 		struct pkt_thread *t = &p->t[i];
 
@@ -265,6 +300,9 @@ static int packet_open(struct lr_rx *rx, char *why, size_t len)
 		t->flows = p->flows;
 		t->c = &rx->sources[i];
 		t->rt_to_mono = clock_offset();
+		t->sampler = p->sampler;
+		t->index = i;
+		t->every = rx->o->pcap_every ? rx->o->pcap_every : 1;
 		err = open_socket(rx, t, n, why, len);
 		if (err)
 			goto fail;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
-/* XDP receiver: classifies frames, accounts test flows and latency at full rate. */
+/* XDP receiver: classifies frames, accounts test flows and latency at full rate, samples frames to a ring buffer. */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 #include "linerate/probe.h"
@@ -8,6 +8,9 @@
 /* Set by user space before load. */
 const volatile __u16 cfg_dport = LR_DEFAULT_DST_PORT;
 const volatile __u8 cfg_pass_test = 0;	/* XDP_PASS test frames instead of dropping them */
+const volatile __u64 cfg_sample_every = 0;	/* sample one data frame in N per CPU; 0 = off */
+const volatile __u8 cfg_sample_foreign = 0;	/* also sample every foreign frame */
+const volatile __u32 cfg_snaplen = 0;	/* bytes kept of a sample, LR_RX_SNAP_MIN..LR_RX_SNAP_MAX */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -30,6 +33,45 @@ struct {
 	__type(value, struct lr_flow_state);
 } flows SEC(".maps");
 
+/* Sampled frames for the pcap file; user space sizes it before load (4 MiB with --pcap, a page without). */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4 << 20);
+} samples SEC(".maps");
+
+/*
+ * Copies the frame's first bytes into the ring buffer. The reservation size
+ * comes from cfg_snaplen: .rodata is frozen before load, so the verifier
+ * reads it as a constant, both for the reservation (which must be constant)
+ * and for the bound on caplen. A full ring is counted, never waited for.
+ */
+static __always_inline void sample(struct xdp_md *ctx, struct lr_rx_counters *c, __u64 now)
+{
+	__u32 snap = cfg_snaplen;
+	struct lr_rx_sample *rec;
+	__u64 len, caplen;
+
+	if (snap < LR_RX_SNAP_MIN || snap > LR_RX_SNAP_MAX)
+		return;
+	rec = bpf_ringbuf_reserve(&samples, sizeof(*rec) + snap, 0);
+	if (!rec) {
+		c->sample_drops++;
+		return;
+	}
+	/* fragments included; bounds in 64 bits, the width the helper's length is checked at */
+	len = bpf_xdp_get_buff_len(ctx);
+	caplen = len < snap ? len : snap;
+	if (caplen < 1 || bpf_xdp_load_bytes(ctx, 0, rec->data, (__u32)caplen)) {
+		bpf_ringbuf_discard(rec, BPF_RB_NO_WAKEUP);
+		return;
+	}
+	rec->ts_ns = now;
+	rec->len = (__u32)len;
+	rec->caplen = (__u32)caplen;
+	bpf_ringbuf_submit(rec, 0);
+	c->samples++;
+}
+
 SEC("xdp")
 int xdp_count(struct xdp_md *ctx)
 {
@@ -39,6 +81,7 @@ int xdp_count(struct xdp_md *ctx)
 	struct lr_flow_state *st;
 	struct lr_pkt pkt = {};
 	__u32 key = 0;
+	__u64 now;
 	int kind;
 
 	c = bpf_map_lookup_elem(&rx_counters, &key);
@@ -47,6 +90,8 @@ int xdp_count(struct xdp_md *ctx)
 	kind = lr_parse(data, end, cfg_dport, &pkt);
 	if (kind == LR_PKT_FOREIGN) {
 		c->foreign++;
+		if (cfg_sample_foreign)
+			sample(ctx, c, bpf_ktime_get_ns());
 		return XDP_PASS;
 	}
 	key = pkt.flow;
@@ -55,10 +100,16 @@ int xdp_count(struct xdp_md *ctx)
 		c->bad_flow++;
 		return XDP_PASS;
 	}
-	if (kind == LR_PKT_EOT)
+	if (kind == LR_PKT_EOT) {
+		/* markers are not sampled: the capture holds data frames as the sender sent them */
 		lr_rx_count_eot(c, st, &pkt);
-	else
-		lr_rx_count_data(c, st, &pkt, pkt.len, ctx->rx_queue_index, bpf_ktime_get_ns());
+		return cfg_pass_test ? XDP_PASS : XDP_DROP;
+	}
+	/* counting never depends on sampling: count first, then maybe sample */
+	now = bpf_ktime_get_ns();
+	lr_rx_count_data(c, st, &pkt, pkt.len, ctx->rx_queue_index, now);
+	if (cfg_sample_every && c->sample_tick++ % cfg_sample_every == 0)
+		sample(ctx, c, now);
 	return cfg_pass_test ? XDP_PASS : XDP_DROP;
 }
 

@@ -136,10 +136,28 @@ struct lr_rx_counters {
 	__u64 lat_min;
 	__u64 lat_max;
 	__u64 lat_future;	/* tx stamp ahead of the receive clock: not the same host */
+	__u64 sample_tick;	/* data frames seen by the sampler: one in cfg_sample_every is taken */
+	__u64 samples;	/* frames handed to the capture (ring buffer or sampler) */
+	__u64 sample_drops;	/* frames to sample that found the capture ring full */
 	__u64 first_ns;	/* receive time of the first and last data frame (CLOCK_MONOTONIC) */
 	__u64 last_ns;
 	__u64 queue_packets[LR_RX_MAX_QUEUES];
 	__u64 lat_hist[LR_LAT_BUCKETS];
+};
+
+/*
+ * A sampled frame as the XDP program passes it to user space through the
+ * ring buffer: the record is reserved at sizeof(header) + the snap length
+ * set before load, of which @caplen bytes are the frame's first.
+ */
+#define LR_RX_SNAP_MIN	64
+#define LR_RX_SNAP_MAX	9018	/* a jumbo frame with its FCS: the largest --snaplen */
+
+struct lr_rx_sample {
+	__u64 ts_ns;	/* receive time, CLOCK_MONOTONIC */
+	__u32 len;	/* the frame's full length */
+	__u32 caplen;	/* bytes of it in data[] */
+	__u8 data[];
 };
 
 /*

@@ -22,7 +22,10 @@ struct lr_rx_ops {
 	int (*open)(struct lr_rx *rx, char *why, size_t len);
 	/* Copy each source's counters (per CPU, per worker) into rx->sources. */
 	int (*read)(struct lr_rx *rx);
-	/* Stop counting; counters and flows stay readable until close. */
+	/*
+	 * Stop counting and sampling; counters and flows stay readable until
+	 * close. Every sample taken is in rx->pcap when it returns. Idempotent.
+	 */
 	void (*stop)(struct lr_rx *rx);
 	/* Zero every counter and flow, between two tests (no test traffic in flight). */
 	void (*reset)(struct lr_rx *rx);
@@ -42,6 +45,14 @@ struct lr_rx {
 	struct lr_rx_counters *sources;	/* nsources entries, filled by ops->read */
 	int nsources;
 	uint64_t ring_drops;	/* frames the receive path lost before counting them (AF_PACKET tp_drops) */
+	/*
+	 * Samples of the frames received (--pcap): rx.c opens the writer before
+	 * a backend is chosen and closes it after ops->stop; the backend's own
+	 * consumer is its only writer in between.
+	 */
+	struct lr_pcap_writer *pcap;
+	int pcap_err;	/* first error of the backend's consumer writing to pcap */
+	uint64_t pcap_written, pcap_capped;	/* settled when the writer closes */
 	void *priv;
 };
 
@@ -60,6 +71,8 @@ struct lr_rx_result {
 	double active_s, pps, avg_bytes;	/* avg_bytes: per frame, no FCS */
 	uint64_t lat_count, lat_min, lat_p50, lat_p90, lat_p99, lat_p999, lat_max, lat_mean, lat_future;
 	uint64_t queue_packets[LR_RX_MAX_QUEUES];
+	/* --pcap: records in the file, samples lost to a full ring, records skipped by the size cap */
+	uint64_t pcap_written, pcap_dropped, pcap_capped;
 };
 
 /*
@@ -67,7 +80,9 @@ struct lr_rx_result {
  * process): open with the engine choice of @o on @o->ifname (namespace
  * already entered), zero, test for completeness, collect, close. begin
  * returns an exit code and leaves one line in @err on failure; @line gets
- * the start line (engine, mode, why better ones were not usable).
+ * the start line (engine, mode, why better ones were not usable). With
+ * @o->pcap, begin opens the capture file before anything is attached, reset
+ * leaves it alone and end renames it into place.
  */
 int lr_rx_begin(const struct lr_recv_opts *o, struct lr_rx *rx, char *line, size_t linelen, char *err, size_t errlen);
 int lr_rx_collect(struct lr_rx *rx, struct lr_rx_result *r);

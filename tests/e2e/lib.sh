@@ -329,7 +329,8 @@ lr_pair_topology()
 # delta on IF_RCV), SEND_RC, RECV_RC and FOREIGN_STACK. Set LR_USE_NETNS_OPT=1 to have linerate enter
 # the namespaces itself (--netns) instead of running under `ip netns exec`. LR_SEND_ENGINE and
 # LR_RECV_ENGINE, when set, are passed as --engine; lr_check_exact expects them in the JSON unless
-# LR_EXPECT_SEND / LR_EXPECT_RECV say otherwise (for auto choice).
+# LR_EXPECT_SEND / LR_EXPECT_RECV say otherwise (for auto choice). LR_RECV_ARGS, when set, holds extra
+# recv arguments, split on whitespace (e.g. "--pcap /tmp/x.pcap --snaplen 64").
 lr_exchange()
 {
 	local nss=$1 ifs=$2 nsr=$3 ifr=$4 dst=$5 count=$6 before after pid noports
@@ -344,6 +345,8 @@ lr_exchange()
 		spre=(ip netns exec "$nss" "$LINERATE" send)
 	fi
 	[[ -n ${LR_RECV_ENGINE:-} ]] && rpre+=(--engine "$LR_RECV_ENGINE")
+	# shellcheck disable=SC2206 # word splitting is the interface
+	[[ -n ${LR_RECV_ARGS:-} ]] && rpre+=(${LR_RECV_ARGS})
 	[[ -n ${LR_SEND_ENGINE:-} ]] && spre+=(--engine "$LR_SEND_ENGINE")
 	rm -f "$LR_TMP/ready" "$LR_TMP/recv.json" "$LR_TMP/send.json"
 	before=$(lr_rx_packets "$nsr" "$ifr")
