@@ -104,6 +104,27 @@ static uint64_t pace_burst(uint64_t pps, unsigned int batch)
 }
 
 /*
+ * Nothing is due for @wait ns: reap completions, then wait. Only waits
+ * longer than SPIN_NS sleep, and the last SPIN_NS of them spins: a sleep
+ * wakes 50 us late on average, and on a VM whose idle vCPU was halted,
+ * milliseconds late. That lag could only be caught up in bursts a policer
+ * downstream would count against us. So paced sending above 1 kpps per
+ * worker keeps its core busy, which the CPU split will show.
+ */
+static int idle(struct lr_worker *w, uint64_t wait)
+{
+	int n = w->ops->drain(w);
+
+	if (n < 0)
+		return n;
+	if (wait > SPIN_NS)
+		sleep_ns(wait - SPIN_NS < 10 * SPIN_NS ? wait - SPIN_NS : 10 * SPIN_NS);
+	else
+		sched_yield();
+	return 0;
+}
+
+/*
  * Replay at the capture's own timing: frame i of loop l is due at
  * start + l * (span + mean gap) + (ts_i - ts_0). Whatever is due goes out
  * in one batch; waits spin or sleep as in paced sending.
@@ -136,13 +157,9 @@ static int send_timed(struct lr_worker *w)
 		if (!k) {
 			uint64_t wait = due - now;
 
-			n = w->ops->drain(w);
+			n = idle(w, wait);
 			if (n < 0)
 				return n;
-			if (wait > SPIN_NS)
-				sleep_ns(wait - SPIN_NS < 10 * SPIN_NS ? wait - SPIN_NS : 10 * SPIN_NS);
-			else
-				sched_yield();
 			continue;
 		}
 		w->stamp_ns = now;
@@ -183,21 +200,9 @@ static int send_data(struct lr_worker *w)
 		if (!allow) {
 			uint64_t wait = lr_pacer_wait_ns(&pacer, now);
 
-			n = w->ops->drain(w);
+			n = idle(w, wait);
 			if (n < 0)
 				return n;
-			/*
-			 * Only waits longer than SPIN_NS sleep, and the last SPIN_NS
-			 * of them spins: a sleep wakes 50 us late on average, and on
-			 * a VM whose idle vCPU was halted, milliseconds late. That
-			 * lag could only be caught up in bursts a policer downstream
-			 * would count against us. So paced sending above 1 kpps per
-			 * worker keeps its core busy, which the CPU split will show.
-			 */
-			if (wait > SPIN_NS)
-				sleep_ns(wait - SPIN_NS < 10 * SPIN_NS ? wait - SPIN_NS : 10 * SPIN_NS);
-			else
-				sched_yield();
 			continue;
 		}
 		/* one timestamp per batch: the batch is queued to the kernel as one */
