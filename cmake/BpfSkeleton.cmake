@@ -18,6 +18,7 @@ function(bpf_skeleton name src)
 			-c ${src} -o ${obj}
 		DEPENDS ${src} ${PROJECT_SOURCE_DIR}/include/linerate/probe.h
 			${PROJECT_SOURCE_DIR}/include/linerate/flow.h
+			${PROJECT_SOURCE_DIR}/include/linerate/live.h
 		COMMENT "BPF ${name}")
 	add_custom_command(OUTPUT ${skel}
 		COMMAND ${BPFTOOL} gen skeleton ${obj} name ${name} > ${skel}

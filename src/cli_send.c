@@ -33,8 +33,8 @@ static const struct lr_opt send_opts[] = {
 	{ O_QUEUES, "queues", 0, "LIST", "TX queues, one pinned worker each (0-3, 0,2)", "0" },
 	{ O_CPUS, "cpus", 0, "LIST", "CPU of each worker, same length as --queues", "CPU n for queue n" },
 	{ O_ENGINE, "engine", 'e', "NAME",
-	  "afxdp, packet (AF_PACKET mmap ring; the kernel picks its TX queue from the CPU), or auto: "
-	  "AF_XDP zero-copy, then copy, then AF_PACKET", "auto" },
+	  "live (in-kernel frames, BPF_PROG_RUN), afxdp, packet (AF_PACKET mmap ring; the kernel picks "
+	  "its TX queue from the CPU), or auto: live, AF_XDP zero-copy, copy, then AF_PACKET", "auto" },
 	{ O_XSK_MODE, "xdp-mode", 0, "MODE", "AF_XDP bind mode: auto, zerocopy or copy", "auto" },
 	{ O_BATCH, "batch", 0, "N", "frames per ring round, 1..512", "64" },
 	{ O_NETNS, "netns", 'n', "NS", "run in network namespace NS (name, pid:PID or path)", NULL },
@@ -107,7 +107,7 @@ static int parse_port(const char *opt, const char *arg, uint16_t *out, char *err
 }
 
 /* In the order of enum lr_engine_kind and enum lr_xsk_mode. */
-static const char *const engines[] = { "auto", "afxdp", "packet", NULL };
+static const char *const engines[] = { "auto", "afxdp", "packet", "live", NULL };
 static const char *const xsk_modes[] = { "auto", "zerocopy", "copy", NULL };
 
 static int send_set(void *ctx, int id, const char *arg, char *err, size_t errlen)

@@ -88,7 +88,7 @@ static const struct {
 
 /* In the order of the enums in opts.h and config.h. */
 static const char *const modes[] = { "sweep", "throughput", NULL };
-static const char *const tx_engines[] = { "auto", "afxdp", "packet", NULL };
+static const char *const tx_engines[] = { "auto", "afxdp", "packet", "live", NULL };
 static const char *const xsk_modes[] = { "auto", "zerocopy", "copy", NULL };
 static const char *const rx_engines[] = { "auto", "xdp", "packet", NULL };
 static const char *const xdp_modes[] = { "auto", "native", "generic", NULL };

@@ -411,7 +411,9 @@ static int run_phase(struct run_ctx *r, unsigned int size, uint64_t pps, uint64_
 		if (!r->banner_done) {
 			const char *name = lr_tx_ops(tx[i])->name;
 
-			r->engine = !strcmp(name, "afxdp") ? LR_ENGINE_AFXDP : LR_ENGINE_PACKET;
+			r->engine = !strcmp(name, "live")    ? LR_ENGINE_LIVE :
+				    !strcmp(name, "afxdp") ? LR_ENGINE_AFXDP :
+							     LR_ENGINE_PACKET;
 			r->tx_engine = name;
 			r->tx_mode = lr_tx_mode(tx[i]);
 		}

@@ -172,7 +172,7 @@ static int send_timed(struct lr_worker *w)
 
 static int send_data(struct lr_worker *w)
 {
-	const unsigned int batch = w->opts->batch;
+	const unsigned int batch = w->ops->batch ? w->ops->batch : w->opts->batch;
 	struct lr_pacer pacer;
 	uint64_t now, want, allow;
 	int n;
@@ -180,7 +180,15 @@ static int send_data(struct lr_worker *w)
 	if (w->replay && w->opts->replay_timing)
 		return send_timed(w);
 	now = lr_now_ns();
-	lr_pacer_init(&pacer, w->pps, pace_burst(w->pps, batch), now);
+	{
+		uint64_t burst = pace_burst(w->pps, batch);
+		uint64_t slice = w->pps * w->ops->slice_ns / NS;
+
+		/* an engine with a costly tx() sends a slice of the rate per call */
+		if (slice > burst)
+			burst = slice < batch ? slice : batch;
+		lr_pacer_init(&pacer, w->pps, burst, now);
+	}
 	for (;;) {
 		if (lr_stop)
 			break;

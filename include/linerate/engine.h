@@ -23,6 +23,10 @@ struct lr_engine_ops {
 	 * SEND_REQUEST), so tx_dropped counts retries, not losses.
 	 */
 	bool drops_completed;
+	unsigned int batch;	/* frames per tx() at full speed, 0: --batch */
+	uint64_t slice_ns;	/* paced: the least time one tx() should cover (bursts of rate x slice) */
+	/* Frames the device dropped so far (a counter to diff); NULL: the interface's tx_dropped. */
+	int (*dev_drops)(const struct lr_if *ifc, uint64_t *out);
 	/* Can it run here? 0, or -errno with the reason in @why. */
 	int (*probe)(const struct lr_if *ifc, const struct lr_send_opts *o, char *why, size_t len);
 	/* One socket/ring per worker/queue; message in w->errmsg on failure. */
@@ -36,6 +40,7 @@ struct lr_engine_ops {
 
 extern const struct lr_engine_ops lr_engine_afxdp;
 extern const struct lr_engine_ops lr_engine_packet;
+extern const struct lr_engine_ops lr_engine_live;
 
 /* Written by the worker alone; others read with relaxed atomic loads. */
 struct lr_worker_stats {

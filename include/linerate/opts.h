@@ -12,7 +12,7 @@
 #define LR_MAX_WORKERS 64
 #define LR_PATH_MAX 4096
 
-enum lr_engine_kind { LR_ENGINE_AUTO = 0, LR_ENGINE_AFXDP, LR_ENGINE_PACKET };
+enum lr_engine_kind { LR_ENGINE_AUTO = 0, LR_ENGINE_AFXDP, LR_ENGINE_PACKET, LR_ENGINE_LIVE };
 enum lr_xdp_mode { LR_XDP_AUTO = 0, LR_XDP_NATIVE, LR_XDP_GENERIC };
 enum lr_rx_engine_kind { LR_RX_ENGINE_AUTO = 0, LR_RX_ENGINE_XDP, LR_RX_ENGINE_PACKET };
 enum lr_xsk_mode { LR_XSK_AUTO = 0, LR_XSK_ZEROCOPY, LR_XSK_COPY };

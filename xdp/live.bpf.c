@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/* Live-frames sender: run by BPF_PROG_RUN over the template, stamps each frame and redirects it out. */
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include "linerate/probe.h"
+#include "linerate/live.h"
+
+/* Set by user space before load. */
+const volatile __u32 cfg_ifindex;
+const volatile __u32 cfg_l4_off;	/* UDP header in the template */
+const volatile __u32 cfg_csum_base;	/* UDP checksum sum with source port and probe zeroed */
+const volatile __u16 cfg_src_port;	/* of flow 0 */
+
+/*
+ * Per CPU, because each worker thread is pinned and runs the program on its
+ * own CPU: its share of the flows, where it is in them, and what it sent.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct lr_live_state);
+} live_state SEC(".maps");
+
+/* Frames sent per flow, per CPU: a flow belongs to one worker, so one CPU's slot is its sequence. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, LR_MAX_FLOWS);
+	__type(key, __u32);
+	__type(value, __u64);
+} live_seq SEC(".maps");
+
+static __always_inline void put16(__u8 *p, __u16 v)
+{
+	p[0] = v >> 8;
+	p[1] = (__u8)v;
+}
+
+SEC("xdp")
+int xdp_live(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *end = (void *)(long)ctx->data_end;
+	struct lr_live_state *s;
+	__u32 key = 0, flow, off = cfg_l4_off, sum;
+	__u16 w[9], sport, c;
+	__u64 *seq, sq, tail;
+	__u8 *udp, *p;
+	int i;
+
+	s = bpf_map_lookup_elem(&live_state, &key);
+	if (!s || !s->nflows)
+		return XDP_ABORTED;
+	if (off > 256)
+		return XDP_ABORTED;
+	udp = (__u8 *)data + off;
+	if (udp + 8 + LR_PROBE_LEN > (__u8 *)end)
+		return XDP_ABORTED;
+
+	flow = s->first + s->cur * s->stride;
+	if (++s->cur >= s->nflows)
+		s->cur = 0;
+	key = flow;
+	seq = bpf_map_lookup_elem(&live_seq, &key);
+	if (!seq)
+		return XDP_ABORTED;
+	if (s->eot) {
+		sq = *seq;
+		tail = (__u64)s->flows_total << 48;
+	} else {
+		sq = (*seq)++;
+		tail = bpf_ktime_get_ns();
+	}
+
+	/* the probe as nine big-endian words, and the checksum from the template's base sum */
+	w[0] = s->eot ? LR_MAGIC_EOT : LR_MAGIC_DATA;
+	w[1] = (__u16)flow;
+	w[2] = (__u16)(sq >> 32);
+	w[3] = (__u16)(sq >> 16);
+	w[4] = (__u16)sq;
+	w[5] = (__u16)(tail >> 48);
+	w[6] = (__u16)(tail >> 32);
+	w[7] = (__u16)(tail >> 16);
+	w[8] = (__u16)tail;
+	sport = (__u16)(cfg_src_port + flow);
+	sum = cfg_csum_base + sport;
+	p = udp + 8;
+#pragma unroll
+	for (i = 0; i < 9; i++) {
+		sum += w[i];
+		put16(p + 2 * i, w[i]);
+	}
+	put16(udp, sport);
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	c = (__u16)~sum;
+	put16(udp + 6, c ? c : 0xffff);
+	s->sent++;
+	return bpf_redirect(cfg_ifindex, 0);
+}
+
+char LICENSE[] SEC("license") = "Dual MIT/GPL";
