@@ -123,6 +123,6 @@ int lr_frame_stamp_udp(uint8_t *frame, unsigned int len, uint16_t dport, uint16_
 	sum = lr_csum_add(sum, (uint8_t[]){ 0, 0, ulen >> 8, (uint8_t)ulen }, 4);
 	sum = lr_csum_add(sum, udp, ulen);
 	c = lr_csum_fold(sum);
-	lr_store_be16(udp + 6, c ? c : 0xffff);
+	lr_put16(udp + 6, c ? c : 0xffff);
 	return 1;
 }

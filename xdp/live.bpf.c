@@ -30,23 +30,15 @@ struct {
 	__type(value, __u64);
 } live_seq SEC(".maps");
 
-static __always_inline void put16(__u8 *p, __u16 v)
-{
-	p[0] = v >> 8;
-	p[1] = (__u8)v;
-}
-
 SEC("xdp")
 int xdp_live(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data;
 	void *end = (void *)(long)ctx->data_end;
 	struct lr_live_state *s;
-	__u32 key = 0, flow, off = cfg_l4_off, sum;
-	__u16 w[9], sport, c;
+	__u32 key = 0, flow, off = cfg_l4_off;
 	__u64 *seq, sq, tail;
-	__u8 *udp, *p;
-	int i;
+	__u8 *udp;
 
 	s = bpf_map_lookup_elem(&live_state, &key);
 	if (!s || !s->nflows)
@@ -72,29 +64,8 @@ int xdp_live(struct xdp_md *ctx)
 		tail = bpf_ktime_get_ns();
 	}
 
-	/* the probe as nine big-endian words, and the checksum from the template's base sum */
-	w[0] = s->eot ? LR_MAGIC_EOT : LR_MAGIC_DATA;
-	w[1] = (__u16)flow;
-	w[2] = (__u16)(sq >> 32);
-	w[3] = (__u16)(sq >> 16);
-	w[4] = (__u16)sq;
-	w[5] = (__u16)(tail >> 48);
-	w[6] = (__u16)(tail >> 32);
-	w[7] = (__u16)(tail >> 16);
-	w[8] = (__u16)tail;
-	sport = (__u16)(cfg_src_port + flow);
-	sum = cfg_csum_base + sport;
-	p = udp + 8;
-#pragma unroll
-	for (i = 0; i < 9; i++) {
-		sum += w[i];
-		put16(p + 2 * i, w[i]);
-	}
-	put16(udp, sport);
-	sum = (sum & 0xffff) + (sum >> 16);
-	sum = (sum & 0xffff) + (sum >> 16);
-	c = (__u16)~sum;
-	put16(udp + 6, c ? c : 0xffff);
+	lr_probe_stamp(udp, cfg_csum_base, (__u16)(cfg_src_port + flow), s->eot ? LR_MAGIC_EOT : LR_MAGIC_DATA,
+		       (__u16)flow, sq, tail);
 	s->sent++;
 	return bpf_redirect(cfg_ifindex, 0);
 }

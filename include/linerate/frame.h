@@ -53,42 +53,12 @@ static inline uint16_t lr_csum_fold(uint32_t sum)
 	return (uint16_t)~sum;
 }
 
-static inline void lr_store_be16(uint8_t *p, uint16_t v)
-{
-	v = __builtin_bswap16(v);
-	__builtin_memcpy(p, &v, 2);
-}
 
 /* Writes probe, source port and checksum into @pkt, a copy of @t->data. */
 static inline void lr_frame_stamp(const struct lr_tmpl *t, uint8_t *pkt, uint16_t magic,
 				  uint16_t flow, uint64_t seq, uint64_t tail)
 {
-	uint8_t *udp = pkt + t->l4_off;
-	uint8_t *p = udp + 8;
-	uint16_t sport = (uint16_t)(t->src_port + flow);
-	uint16_t w[9], c;
-	uint32_t sum = t->csum_base;
-	int i;
-
-	/* the probe as nine big-endian words: magic, flow, seq (3), tail (4) */
-	w[0] = magic;
-	w[1] = flow;
-	w[2] = (uint16_t)(seq >> 32);
-	w[3] = (uint16_t)(seq >> 16);
-	w[4] = (uint16_t)seq;
-	w[5] = (uint16_t)(tail >> 48);
-	w[6] = (uint16_t)(tail >> 32);
-	w[7] = (uint16_t)(tail >> 16);
-	w[8] = (uint16_t)tail;
-	/* incremental checksum: the base sum saw zeros where these words now stand */
-	sum += sport;
-	for (i = 0; i < 9; i++) {
-		sum += w[i];
-		lr_store_be16(p + 2 * i, w[i]);
-	}
-	lr_store_be16(udp, sport);
-	c = lr_csum_fold(sum);
-	lr_store_be16(udp + 6, c ? c : 0xffff);	/* 0 would mean "no checksum" */
+	lr_probe_stamp(pkt + t->l4_off, t->csum_base, (uint16_t)(t->src_port + flow), magic, flow, seq, tail);
 }
 
 #endif

@@ -96,6 +96,46 @@ LR_INLINE void lr_probe_encode(struct lr_probe *p, __u16 magic, __u16 flow, __u6
 	lr_put_be(p->tail, tail, 8);
 }
 
+LR_INLINE void lr_put16(__u8 *p, __u16 v)
+{
+	p[0] = (__u8)(v >> 8);
+	p[1] = (__u8)v;
+}
+
+/*
+ * Writes the UDP source port, the probe and the UDP checksum at @udp, from
+ * @csum_base: the checksum sum of the frame with source port and probe
+ * zeroed, folded to 17 bits. Incremental, so the payload is never re-read;
+ * shared by the user-space engines and the live-frames BPF program.
+ */
+LR_INLINE void lr_probe_stamp(__u8 *udp, __u32 csum_base, __u16 sport, __u16 magic, __u16 flow, __u64 seq,
+			      __u64 tail)
+{
+	__u8 *p = udp + 8;
+	__u32 sum = csum_base + sport;
+	__u16 w[9], c;
+	int i;
+
+	w[0] = magic;
+	w[1] = flow;
+	w[2] = (__u16)(seq >> 32);
+	w[3] = (__u16)(seq >> 16);
+	w[4] = (__u16)seq;
+	w[5] = (__u16)(tail >> 48);
+	w[6] = (__u16)(tail >> 32);
+	w[7] = (__u16)(tail >> 16);
+	w[8] = (__u16)tail;
+	for (i = 0; i < 9; i++) {
+		sum += w[i];
+		lr_put16(p + 2 * i, w[i]);
+	}
+	lr_put16(udp, sport);
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	c = (__u16)~sum;
+	lr_put16(udp + 6, c ? c : 0xffff);	/* 0 would mean "no checksum" */
+}
+
 /* Ethernet, at most one 802.1Q/802.1ad tag, IPv4 (any IHL, unfragmented) or IPv6 (no extension headers), UDP. */
 #define LR_ETH_HLEN	14
 #define LR_ETH_P_IP	0x0800
