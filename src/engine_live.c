@@ -185,8 +185,12 @@ static int live_tx(struct lr_worker *w, unsigned int budget)
 
 	uint64_t before, after, t0;
 
-	/* a run is not interruptible by the clock: keep it inside the deadline at the last run's speed */
-	if (*w->deadline_ns && x->ns_per_frame) {
+	/*
+	 * An unpaced run is long and not interruptible by the clock: keep it
+	 * inside the deadline at the last run's speed. (Paced runs carry one
+	 * slice, and the pacer already sized them to the clock.)
+	 */
+	if (!w->pps && *w->deadline_ns && x->ns_per_frame) {
 		uint64_t now = lr_now_ns(), left = *w->deadline_ns > now ? *w->deadline_ns - now : 0;
 		uint64_t fit = left / x->ns_per_frame + 1;
 

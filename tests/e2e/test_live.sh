@@ -16,6 +16,7 @@
 #     lost 0, markers settle the tail; the same over IPv6 (84-byte frames); and with 2 queues
 #     on 2 CPUs (both receive queues see traffic)
 #   - auto at full rate picks live (the start line says so)
+#   - --rate 20k for 3 s: sent and received rates within 2 % of it, nothing lost
 #   - with a receiver that runs no XDP (AF_PACKET), live cannot send: --engine live exits 2 with
 #     one line saying what to do, and auto falls back to AF_XDP, naming live's reason
 set -euo pipefail
@@ -66,6 +67,18 @@ lr_addr "$SND2" s2 198.18.0.5/30
 lr_addr "$RCV2" r2 198.18.0.6/30
 live_case "2 queues" 200000 "$SND2" s2 "$RCV2" r2 198.18.0.6 200000 --flows 4 --queues 0-1 --cpus 0-1 --rate max
 lr_check "2 queues: both receive queues saw frames" "$(jq '.rx.per_queue | length' "$LR_TMP/recv.json")" == 2
+
+lr_log "== pacing: --rate 20k for 3 s"
+export LR_SEND_ENGINE=live LR_RECV_ENGINE=xdp
+lr_exchange "$SND" snd0 "$RCV" rcv0 198.18.0.2 1000000 --flows 2 --rate 20k --duration 3
+lr_check "paced: send exit code" "$SEND_RC" == 0
+lr_check "paced: sent rate within 2 % of 20k (>= 19600)" "$(jq '.tx.pps | floor' "$LR_TMP/send.json")" ">=" 19600
+lr_check "paced: sent rate within 2 % of 20k (<= 20400)" "$(jq '.tx.pps | floor' "$LR_TMP/send.json")" "<=" 20400
+lr_check "paced: received rate within 2 % of 20k (>= 19600)" "$(jq '.rx.pps | floor' "$LR_TMP/recv.json")" ">=" 19600
+lr_check "paced: received rate within 2 % of 20k (<= 20400)" "$(jq '.rx.pps | floor' "$LR_TMP/recv.json")" "<=" 20400
+lr_check "paced: nothing lost" "$(lr_jget "$LR_TMP/recv.json" .rx.lost)" == 0
+
+unset LR_SEND_ENGINE LR_RECV_ENGINE
 
 lr_log "== no XDP on the peer"
 rm -f "$LR_TMP/ready"
