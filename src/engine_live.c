@@ -159,7 +159,7 @@ static int live_open(struct lr_worker *w)
 		snprintf(w->errmsg, sizeof(w->errmsg), "live: cannot set up the per-CPU state: %s", strerror(-ret));
 		goto fail;
 	}
-	w->mode = "live";
+	w->mode = "prog_run";
 	return 0;
 fail:
 	w->engine = NULL;
