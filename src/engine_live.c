@@ -146,6 +146,12 @@ static int live_open(struct lr_worker *w)
 	x->skel->rodata->cfg_l4_off = t->l4_off;
 	x->skel->rodata->cfg_csum_base = t->csum_base;
 	x->skel->rodata->cfg_src_port = t->src_port;
+	{
+		unsigned int words = t->len / 8 < LR_LIVE_HEAD_WORDS ? t->len / 8 : LR_LIVE_HEAD_WORDS;
+
+		memcpy((void *)x->skel->rodata->cfg_head, t->data, (size_t)words * 8);
+		x->skel->rodata->cfg_head_words = words;
+	}
 	ret = live__load(x->skel);
 	if (ret) {
 		snprintf(w->errmsg, sizeof(w->errmsg), "live: cannot load the sender program: %s%s", strerror(-ret),

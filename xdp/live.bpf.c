@@ -10,6 +10,9 @@ const volatile __u32 cfg_ifindex;
 const volatile __u32 cfg_l4_off;	/* UDP header in the template */
 const volatile __u32 cfg_csum_base;	/* UDP checksum sum with source port and probe zeroed */
 const volatile __u16 cfg_src_port;	/* of flow 0 */
+/* The first bytes of the template (headers, probe, padding), in 8-byte words. */
+const volatile __u64 cfg_head[LR_LIVE_HEAD_WORDS];
+const volatile __u32 cfg_head_words;
 
 /*
  * Per CPU, because each worker thread is pinned and runs the program on its
@@ -39,6 +42,7 @@ int xdp_live(struct xdp_md *ctx)
 	__u32 key = 0, flow, off = cfg_l4_off;
 	__u64 *seq, sq, tail;
 	__u8 *udp;
+	__u32 i;
 
 	s = bpf_map_lookup_elem(&live_state, &key);
 	if (!s || !s->nflows)
@@ -48,6 +52,21 @@ int xdp_live(struct xdp_md *ctx)
 	udp = (__u8 *)data + off;
 	if (udp + 8 + LR_PROBE_LEN > (__u8 *)end)
 		return XDP_ABORTED;
+
+	/*
+	 * Live frames recycle their pages, and whatever handled a frame may
+	 * have rewritten it in place: a router forwarding it writes new MACs,
+	 * a TTL and an IP checksum. So every frame gets the template's headers
+	 * back before it is stamped, or it would leave with the router's MACs.
+	 */
+#pragma unroll
+	for (i = 0; i < LR_LIVE_HEAD_WORDS; i++) {
+		if (i >= cfg_head_words)
+			break;
+		if ((__u8 *)data + 8 * i + 8 > (__u8 *)end)
+			break;
+		*(__u64 *)((__u8 *)data + 8 * i) = cfg_head[i];
+	}
 
 	flow = s->first + s->cur * s->stride;
 	if (++s->cur >= s->nflows)

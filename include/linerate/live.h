@@ -5,6 +5,9 @@
 
 #include <linux/types.h>
 
+/* Template bytes the program restores in every frame: Ethernet, IPv6 and UDP headers with room to spare. */
+#define LR_LIVE_HEAD_WORDS 12
+
 struct lr_live_state {
 	__u32 first, stride, nflows;	/* this worker's flows: first + k * stride, k < nflows */
 	__u32 cur;	/* next k */

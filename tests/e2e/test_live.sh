@@ -17,6 +17,9 @@
 #     on 2 CPUs (both receive queues see traffic)
 #   - auto at full rate picks live (the start line says so)
 #   - --rate 20k for 3 s: sent and received rates within 2 % of it, nothing lost
+#   - through a router whose nftables rule drops every 50th data frame (linerate recv --pass on the
+#     router's veth so it takes XDP frames; the router rewrites frames in place): rx.lost == nft
+#     drops == 200 of 10000
 #   - with a receiver that runs no XDP (AF_PACKET), live cannot send: --engine live exits 2 with
 #     one line saying what to do, and auto falls back to AF_XDP, naming live's reason
 set -euo pipefail
@@ -78,6 +81,44 @@ lr_check "paced: received rate within 2 % of 20k (>= 19600)" "$(jq '.rx.pps | fl
 lr_check "paced: received rate within 2 % of 20k (<= 20400)" "$(jq '.rx.pps | floor' "$LR_TMP/recv.json")" "<=" 20400
 lr_check "paced: nothing lost" "$(lr_jget "$LR_TMP/recv.json" .rx.lost)" == 0
 
+unset LR_SEND_ENGINE LR_RECV_ENGINE
+
+lr_log "== router dropping every 50th data frame"
+lr_netns_add S3 s3
+lr_netns_add RTR rtr
+lr_netns_add R3 r3
+lr_veth "$S3" s3 "$RTR" rs
+lr_veth "$RTR" rr "$R3" r3
+lr_addr "$S3" s3 198.18.0.9/30
+lr_addr "$RTR" rs 198.18.0.10/30
+lr_addr "$RTR" rr 198.18.0.13/30
+lr_addr "$R3" r3 198.18.0.14/30
+ip -n "$S3" route add 198.18.0.12/30 via 198.18.0.10
+ip netns exec "$RTR" sysctl -qw net.ipv4.ip_forward=1
+ip -n "$RTR" neigh replace 198.18.0.14 lladdr "$(lr_mac "$R3" r3)" dev rr nud permanent
+# Live frames need a peer that takes XDP frames: linerate recv --pass on the router's side counts
+# and passes them on. The router then rewrites each frame in place (MACs, TTL) before the page goes
+# back to the live-frames pool: the engine must restore the headers of every frame it sends.
+rm -f "$LR_TMP/rready"
+lr_spawn rtrrecv ip netns exec "$RTR" "$LINERATE" recv -i rs --pass --duration 60 --ready-file "$LR_TMP/rready" -q
+lr_wait_for_file "$LR_TMP/rready" 15 "$LR_LAST_PID" || lr_die "the router's recv never became ready"
+ip netns exec "$RTR" nft -f - <<'NFT' || lr_kernel_lacks "nftables"
+table ip lrlive {
+	counter lr_drop { }
+	chain forward_lr {
+		type filter hook forward priority filter; policy accept;
+		udp dport 7447 @th,64,16 0x4c52 numgen inc mod 50 == 0 counter name "lr_drop" drop
+	}
+}
+NFT
+export LR_SEND_ENGINE=live LR_RECV_ENGINE=xdp
+lr_exchange "$S3" s3 "$R3" r3 198.18.0.14 10000 --flows 4 --rate 20k
+DROPPED=$(ip netns exec "$RTR" nft -j list counter ip lrlive lr_drop | jq '[.nftables[] | select(.counter) | .counter.packets][0]')
+lr_check "router: send exit code" "$SEND_RC" == 0
+lr_check "router: tx.packets" "$(lr_jget "$LR_TMP/send.json" .tx.packets)" == 10000
+lr_check "router: nft dropped ceil(10000/50)" "$DROPPED" == 200
+lr_check "router: rx.lost == nft drops" "$(lr_jget "$LR_TMP/recv.json" .rx.lost)" == 200
+lr_check "router: rx.packets" "$(lr_jget "$LR_TMP/recv.json" .rx.packets)" == 9800
 unset LR_SEND_ENGINE LR_RECV_ENGINE
 
 lr_log "== no XDP on the peer"
