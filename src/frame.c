@@ -28,12 +28,6 @@ unsigned int lr_frame_min_size(int family)
 	return n < LR_MIN_FRAME ? LR_MIN_FRAME : n;
 }
 
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = v >> 8;
-	p[1] = (uint8_t)v;
-}
-
 int lr_frame_build(const struct lr_frame_spec *spec, struct lr_tmpl *t)
 {
 	unsigned int l3len, udplen;
@@ -55,20 +49,20 @@ int lr_frame_build(const struct lr_frame_spec *spec, struct lr_tmpl *t)
 	l3len = t->len - LR_ETH_HLEN;
 
 	if (spec->family == AF_INET) {
-		put16(p + 12, LR_ETH_P_IP);
+		lr_put16(p + 12, LR_ETH_P_IP);
 		ip[0] = 0x45;
-		put16(ip + 2, (uint16_t)l3len);
-		put16(ip + 6, 0x4000);	/* DF: never fragment a test frame */
+		lr_put16(ip + 2, (uint16_t)l3len);
+		lr_put16(ip + 6, 0x4000);	/* DF: never fragment a test frame */
 		ip[8] = 64;
 		ip[9] = LR_IPPROTO_UDP;
 		memcpy(ip + 12, &spec->src_ip, 4);
 		memcpy(ip + 16, &spec->dst_ip, 4);
-		put16(ip + 10, lr_csum_fold(lr_csum_add(0, ip, 20)));
+		lr_put16(ip + 10, lr_csum_fold(lr_csum_add(0, ip, 20)));
 		udp = ip + 20;
 	} else {
-		put16(p + 12, LR_ETH_P_IPV6);
+		lr_put16(p + 12, LR_ETH_P_IPV6);
 		ip[0] = 0x60;
-		put16(ip + 4, (uint16_t)(l3len - 40));
+		lr_put16(ip + 4, (uint16_t)(l3len - 40));
 		ip[6] = LR_IPPROTO_UDP;
 		ip[7] = 64;
 		memcpy(ip + 8, &spec->src_ip, 16);
@@ -77,8 +71,8 @@ int lr_frame_build(const struct lr_frame_spec *spec, struct lr_tmpl *t)
 	}
 	udplen = (unsigned int)(p + t->len - udp);
 	t->l4_off = (unsigned int)(udp - p);
-	put16(udp + 2, spec->dst_port);
-	put16(udp + 4, (uint16_t)udplen);
+	lr_put16(udp + 2, spec->dst_port);
+	lr_put16(udp + 4, (uint16_t)udplen);
 
 	/* Pseudo header, then the UDP header and payload with source port, checksum and probe zero. */
 	if (spec->family == AF_INET)

@@ -23,7 +23,6 @@
 
 struct recv_ctx {
 	struct lr_rx rx;
-	struct lr_rx_counters sum;
 	uint64_t start_ns, end_ns;
 };
 
@@ -73,16 +72,6 @@ void lr_rx_counters_sum(const struct lr_rx_counters *src, int n, struct lr_rx_co
 		for (b = 0; b < LR_LAT_BUCKETS; b++)
 			s->lat_hist[b] += p->lat_hist[b];
 	}
-}
-
-static int read_counters(struct recv_ctx *c)
-{
-	int ret = c->rx.ops->read(&c->rx);
-
-	if (ret)
-		return ret;
-	lr_rx_counters_sum(c->rx.sources, c->rx.nsources, &c->sum);
-	return 0;
 }
 
 static void flow_totals(const struct lr_rx *rx, struct rx_totals *t)
@@ -247,22 +236,21 @@ static int write_ready(const char *path)
 
 static void live_line(struct recv_ctx *c, uint64_t *prev_pkts, uint64_t *prev_bytes, uint64_t dt)
 {
-	struct rx_totals t;
+	struct lr_rx_result r;
 	char b1[32];
 	double s = (double)dt / NS;
 	uint64_t dp, db;
 
-	if (read_counters(c))
+	if (lr_rx_collect(&c->rx, &r))
 		return;
-	flow_totals(&c->rx, &t);
-	dp = c->sum.packets - *prev_pkts;
-	db = c->sum.bytes - *prev_bytes;
-	*prev_pkts = c->sum.packets;
-	*prev_bytes = c->sum.bytes;
+	dp = r.packets - *prev_pkts;
+	db = r.bytes - *prev_bytes;
+	*prev_pkts = r.packets;
+	*prev_bytes = r.bytes;
 	fprintf(stderr, "rx %s pps  %.3f Gbit/s L2  %.3f Gbit/s L1  total %llu  lost %lld  reord %llu  dup %llu  foreign %llu\n",
 		lr_fmt_si(dp / s, b1, sizeof(b1)), (db + dp * 4.0) * 8.0 / s / 1e9, (db + dp * 24.0) * 8.0 / s / 1e9,
-		(unsigned long long)c->sum.packets, (long long)t.lost, (unsigned long long)t.late,
-		(unsigned long long)t.dups, (unsigned long long)c->sum.foreign);
+		(unsigned long long)r.packets, (long long)r.lost, (unsigned long long)r.late, (unsigned long long)r.dups,
+		(unsigned long long)r.foreign);
 }
 
 static int report(struct recv_ctx *c)
