@@ -417,8 +417,8 @@ static int packet_tx(struct lr_worker *w, unsigned int budget)
 			break;
 		}
 		len = lr_worker_fill(w, (uint8_t *)h + p->data_off);
-		if (p->vnet_len) {
-			/* hdr_len may not exceed the frame, and replayed frames differ in length */
+		if (p->vnet_len && w->replay) {
+			/* hdr_len may not exceed the frame, and replayed frames differ in length (a template's is prefilled) */
 			struct virtio_net_hdr *vh = (struct virtio_net_hdr *)((uint8_t *)h + SLOT_OFF);
 
 			vh->hdr_len = (uint16_t)len;
