@@ -359,6 +359,10 @@ lr_exchange()
 		lr_show_file "$LR_TMP/recv.err"
 		lr_die "recv never became ready"
 	fi
+	# LR_AFTER_READY: a command run once the receiver is ready, before anything is sent
+	if [[ -n ${LR_AFTER_READY:-} ]]; then
+		eval "$LR_AFTER_READY" || lr_die "LR_AFTER_READY failed: $LR_AFTER_READY"
+	fi
 	if [[ ${LR_EXPECT_RECV:-${LR_RECV_ENGINE:-xdp}} == xdp ]]; then
 		lr_check_cmd "an XDP program is attached to $ifr once the ready file exists" lr_xdp_attached "$nsr" "$ifr"
 	else

@@ -15,6 +15,10 @@
 #   - --engine live --count 200000 at full rate, 4 flows: rx.packets == tx.packets == 200000,
 #     lost 0, markers settle the tail; the same over IPv6 (84-byte frames); and with 2 queues
 #     on 2 CPUs (both receive queues see traffic)
+#   - overload (full rate for 2 s on CPU 0 into a slower receiver: threaded NAPI, --pass to the
+#     stack, so the peer's ring overflows): device_tx_dropped > 0, rx.packets == tx.packets,
+#     tx.packets + device_tx_dropped == queued, rx.lost == device_tx_dropped == the receiving
+#     veth's rx_dropped delta (drops at the full peer ring counted once, and not as sent)
 #   - auto at full rate picks live (the start line says so)
 #   - --rate 20k for 3 s: sent and received rates within 2 % of it, nothing lost
 #   - through a router whose nftables rule drops every 50th data frame (linerate recv --pass on the
@@ -53,6 +57,28 @@ live_case()
 
 live_case "IPv4, full rate" 200000 "$SND" snd0 "$RCV" rcv0 198.18.0.2 200000 --flows 4 --rate max
 live_case "IPv6, full rate" 100000 "$SND" snd0 "$RCV" rcv0 2001:2::2 100000 --flows 4 --size 84 --rate max
+
+lr_log "== overload: full rate for 2 s into a slower receiver on its own NAPI thread"
+# Whatever the peer's ring had no room for must show as dropped by the
+# device, frame for frame what the receiver finds missing, and must not
+# be in the sender's count (veth counts these drops in two places: once only).
+rx_dropped() { ip -n "$1" -j -s link show "$2" | jq '.[0].stats64.rx.dropped'; }
+drop0=$(rx_dropped "$RCV" rcv0)
+export LR_SEND_ENGINE=live LR_RECV_ENGINE=xdp
+# The receiving veth's NAPI on its own thread (threaded once recv's XDP program made it exist), and
+# --pass so it hands every frame to the stack: slower than the sender, so the peer's ring must overflow.
+LR_RECV_ARGS=--pass LR_AFTER_READY='ip netns exec "$RCV" sh -c "echo 1 > /sys/class/net/rcv0/threaded"' lr_exchange "$SND" snd0 "$RCV" rcv0 198.18.0.2 100000000 --flows 4 --rate max --duration 2 --cpus 0
+drop1=$(rx_dropped "$RCV" rcv0)
+s=$LR_TMP/send.json r=$LR_TMP/recv.json
+lr_check "overload: send exit code" "$SEND_RC" == 0
+lr_check "overload: recv exit code" "$RECV_RC" == 0
+lr_check "overload: rx.packets == tx.packets (frames the device accepted)" \
+	"$(lr_jget "$r" .rx.packets)" == "$(lr_jget "$s" .tx.packets)"
+lr_check "overload: tx.packets + device_tx_dropped == tx.queued" \
+	"$(jq '.tx.packets + .tx.device_tx_dropped' "$s")" == "$(lr_jget "$s" .tx.queued)"
+lr_check "overload: rx.lost == device_tx_dropped" "$(lr_jget "$r" .rx.lost)" == "$(lr_jget "$s" .tx.device_tx_dropped)"
+lr_check "overload: rx.lost == the receiving veth's rx_dropped delta" "$(lr_jget "$r" .rx.lost)" == "$((drop1 - drop0))"
+lr_check "overload: the ring did overflow (device_tx_dropped > 0)" "$(lr_jget "$s" .tx.device_tx_dropped)" ">" 0
 
 lr_log "== auto at full rate"
 unset LR_SEND_ENGINE LR_RECV_ENGINE
