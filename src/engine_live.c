@@ -196,12 +196,10 @@ static int live_tx(struct lr_worker *w, unsigned int budget)
 	 * inside the deadline at the last run's speed. (Paced runs carry one
 	 * slice, and the pacer already sized them to the clock.)
 	 */
-	if (!w->pps && *w->deadline_ns && x->ns_per_frame) {
+	if (!w->pps && *w->deadline_ns) {
 		uint64_t now = lr_now_ns(), left = *w->deadline_ns > now ? *w->deadline_ns - now : 0;
-		uint64_t fit = left / x->ns_per_frame + 1;
 
-		if (fit < budget)
-			budget = (unsigned int)fit;
+		budget = (unsigned int)lr_run_fit(budget, left, x->ns_per_frame);
 	}
 	opts.repeat = (int)budget;
 	if (!budget)

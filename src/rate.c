@@ -105,3 +105,30 @@ uint64_t lr_pacer_wait_ns(const struct lr_pacer *p, uint64_t now_ns)
 	b = wait_ns(&p->peak, now_ns);
 	return a > b ? a : b;
 }
+
+uint64_t lr_pace_burst(uint64_t pps, uint64_t batch, uint64_t slice_ns)
+{
+	uint64_t b = pps / 20000, slice;
+
+	if (b < 2)
+		b = 2;
+	if (b > batch)
+		b = batch;
+	if (slice_ns) {
+		/* pps * slice_ns / 1e9 without overflow for any pps up to 2^64 / 1e9 and slices below 1 s */
+		slice = pps / NS * slice_ns + pps % NS * slice_ns / NS;
+		if (slice > b)
+			b = slice < batch ? slice : batch;
+	}
+	return b;
+}
+
+uint64_t lr_run_fit(uint64_t budget, uint64_t left_ns, uint64_t ns_per_frame)
+{
+	uint64_t fit;
+
+	if (!ns_per_frame)
+		return budget;
+	fit = left_ns / ns_per_frame + 1;
+	return fit < budget ? fit : budget;
+}

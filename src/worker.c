@@ -90,20 +90,6 @@ static int send_markers(struct lr_worker *w)
 }
 
 /*
- * Bucket depth: about 50 us of traffic, at least 2 frames (to ride out a
- * late wake-up) and at most a batch. Paced traffic then leaves in bursts no
- * longer than a policer or a shallow ring would tolerate at that rate.
- */
-static uint64_t pace_burst(uint64_t pps, unsigned int batch)
-{
-	uint64_t b = pps / 20000;
-
-	if (b < 2)
-		b = 2;
-	return b < batch ? b : batch;
-}
-
-/*
  * Nothing is due for @wait ns: reap completions, then wait. Only waits
  * longer than SPIN_NS sleep, and the last SPIN_NS of them spins: a sleep
  * wakes 50 us late on average, and on a VM whose idle vCPU was halted,
@@ -180,15 +166,7 @@ static int send_data(struct lr_worker *w)
 	if (w->replay && w->opts->replay_timing)
 		return send_timed(w);
 	now = lr_now_ns();
-	{
-		uint64_t burst = pace_burst(w->pps, batch);
-		uint64_t slice = w->pps * w->ops->slice_ns / NS;
-
-		/* an engine with a costly tx() sends a slice of the rate per call */
-		if (slice > burst)
-			burst = slice < batch ? slice : batch;
-		lr_pacer_init(&pacer, w->pps, burst, now);
-	}
+	lr_pacer_init(&pacer, w->pps, lr_pace_burst(w->pps, batch, w->ops->slice_ns), now);
 	for (;;) {
 		if (lr_stop)
 			break;

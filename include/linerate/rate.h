@@ -37,6 +37,22 @@ void lr_pacer_consume(struct lr_pacer *p, uint64_t n);
 /* Nanoseconds until one more packet is allowed (0 if one is allowed now). */
 uint64_t lr_pacer_wait_ns(const struct lr_pacer *p, uint64_t now_ns);
 
+/*
+ * Bucket depth for @pps with an engine that sends up to @batch frames a
+ * call: about 50 us of traffic, at least 2 frames and at most a batch. An
+ * engine whose every call costs a fixed set-up (@slice_ns > 0, the live
+ * engine) instead sends a whole slice of the rate per call, @pps * @slice_ns,
+ * still at most a batch.
+ */
+uint64_t lr_pace_burst(uint64_t pps, uint64_t batch, uint64_t slice_ns);
+
+/*
+ * Frames of an unbroken run that fit before a deadline @left_ns away at
+ * @ns_per_frame (0: not known yet, run @budget): one more than fits, so a
+ * run always makes progress, and never more than @budget.
+ */
+uint64_t lr_run_fit(uint64_t budget, uint64_t left_ns, uint64_t ns_per_frame);
+
 uint64_t lr_now_ns(void);
 
 #endif
