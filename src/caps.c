@@ -17,6 +17,7 @@
 #include <xdp/xsk.h>
 
 #include "linerate/caps.h"
+#include "linerate/engine.h"
 #include "linerate/log.h"
 
 #ifndef AF_XDP
@@ -245,19 +246,21 @@ static void probe_packet(struct lr_caps *caps)
 		cap_set(caps, LR_CAP_AF_PACKET, LR_CAP_NO, err, "socket(AF_PACKET): %s", strerror(-err));
 }
 
-/* Placeholder until the live-frames engine tries BPF_PROG_RUN for real. */
-static void probe_live_frames(struct lr_caps *caps)
+/* Runs the live program for real on one frame it drops: nothing is sent. */
+static void probe_live_frames(const struct lr_if *ifc, struct lr_caps *caps)
 {
-	unsigned int major = 0, minor = 0;
+	char why[200];
+	int ret;
 
-	if (sscanf(caps->kernel, "%u.%u", &major, &minor) != 2)
-		cap_set(caps, LR_CAP_LIVE_FRAMES, LR_CAP_UNKNOWN, 0, "by kernel version: cannot read '%s'",
-			caps->kernel);
-	else if (major > 5 || (major == 5 && minor >= 18))
-		cap_set(caps, LR_CAP_LIVE_FRAMES, LR_CAP_LIKELY, 0, "by kernel version (%u.%u >= 5.18), not tried",
-			major, minor);
+	ret = lr_live_try(ifc->ifindex, why, sizeof(why));
+	if (!ret)
+		cap_set(caps, LR_CAP_LIVE_FRAMES, LR_CAP_YES, 0, "%s%s", why,
+			caps->have_xdp && !(caps->xdp.features & LR_XDP_ACT_NDO_XMIT) ?
+			"; this device does not take the frames yet (xdp_ndo_xmit)" : "");
+	else if (is_priv_err(ret))
+		cap_set(caps, LR_CAP_LIVE_FRAMES, LR_CAP_UNKNOWN, ret, "%s", why);
 	else
-		cap_set(caps, LR_CAP_LIVE_FRAMES, LR_CAP_NO, 0, "by kernel version (%u.%u < 5.18)", major, minor);
+		cap_set(caps, LR_CAP_LIVE_FRAMES, LR_CAP_NO, ret, "%s", why);
 }
 
 static void probe_facts(const struct lr_if *ifc, struct lr_caps *caps)
@@ -330,6 +333,6 @@ int lr_caps_probe(const struct lr_if *ifc, struct lr_caps *caps)
 	probe_afxdp(ifc, caps);
 	probe_xdp(ifc, caps);
 	probe_packet(caps);
-	probe_live_frames(caps);
+	probe_live_frames(ifc, caps);
 	return 0;
 }

@@ -38,7 +38,8 @@
  *                              peer has XDP or GRO)
  *     xsk_zerocopy_advertised  the driver advertises AF_XDP zero-copy
  *     af_packet                socket(AF_PACKET, SOCK_RAW) opens
- *     live_frames              BPF_PROG_RUN live frames, "likely"/"no" by kernel version only
+ *     live_frames              BPF_PROG_RUN in live-frames mode runs the live program (on a
+ *                              frame it drops: nothing is sent)
  *   }
  *   queue_counters     [ { name, queue, direction: "rx"|"tx", field, value } ], the driver's
  *                      ethtool counters named rx_queue_N_* / tx_queue_N_* (empty when none)

@@ -51,13 +51,14 @@ static void take(struct lr_bucket *b, uint64_t n)
 	b->credit = n * NS > b->credit ? 0 : b->credit - n * NS;
 }
 
-static uint64_t wait_ns(const struct lr_bucket *b, uint64_t now_ns)
+/* Until @need packets of credit (need <= depth). */
+static uint64_t wait_ns(const struct lr_bucket *b, uint64_t now_ns, uint64_t need)
 {
 	uint64_t credit = credit_at(b, now_ns);
 
-	if (credit >= NS)
+	if (credit >= need * NS)
 		return 0;
-	return (NS - credit + b->rate - 1) / b->rate;
+	return (need * NS - credit + b->rate - 1) / b->rate;
 }
 
 void lr_pacer_init(struct lr_pacer *p, uint64_t pps, uint64_t burst, uint64_t now_ns)
@@ -66,10 +67,63 @@ void lr_pacer_init(struct lr_pacer *p, uint64_t pps, uint64_t burst, uint64_t no
 
 	p->pps = pps;
 	p->burst = burst ? burst : 1;
+	p->costly = false;
 	if (!pps)
 		return;
 	bucket_init(&p->avg, pps, catchup > p->burst ? catchup : p->burst, now_ns);
 	bucket_init(&p->peak, pps + pps / LR_PACE_PEAK_DIV + 1, p->burst, now_ns);
+}
+
+static void set_burst(struct lr_pacer *p, uint64_t burst)
+{
+	uint64_t catchup = p->pps * (LR_PACE_CATCHUP_NS / 1000) / 1000000;
+
+	p->burst = burst ? burst : 1;
+	if (!p->pps)
+		return;
+	p->avg.depth = catchup > p->burst ? catchup : p->burst;
+	p->peak.depth = p->burst;
+	if (p->peak.credit > p->peak.depth * NS)
+		p->peak.credit = p->peak.depth * NS;
+	if (p->avg.credit > p->avg.depth * NS)
+		p->avg.credit = p->avg.depth * NS;
+}
+
+uint64_t lr_pace_burst_for_call(uint64_t pps, uint64_t call_ns, uint64_t min_burst, uint64_t max_burst)
+{
+	/* 5/4 of what accrues while one call runs; 10 ms of the rate at most */
+	uint64_t b = (uint64_t)((unsigned __int128)pps * call_ns * 5 / 4 / NS);
+	uint64_t cap = (uint64_t)((unsigned __int128)pps * LR_PACE_CALL_CAP_NS / NS);
+
+	if (cap < min_burst)
+		cap = min_burst;
+	if (cap > max_burst)
+		cap = max_burst;
+	if (b < min_burst)
+		b = min_burst;
+	return b < cap ? b : cap;
+}
+
+void lr_pacer_costly(struct lr_pacer *p, uint64_t max_burst)
+{
+	p->costly = true;
+	p->min_burst = p->burst;
+	p->max_burst = max_burst > p->burst ? max_burst : p->burst;
+	p->call_ns = 0;
+}
+
+void lr_pacer_call(struct lr_pacer *p, uint64_t call_ns)
+{
+	uint64_t b;
+
+	if (!p->costly || !p->pps)
+		return;
+	/* the average of the last ~8 calls */
+	p->call_ns = p->call_ns ? (7 * p->call_ns + call_ns) / 8 : call_ns;
+	b = lr_pace_burst_for_call(p->pps, p->call_ns, p->min_burst, p->max_burst);
+	/* only a change of more than 1/8, so the depth does not flutter */
+	if (b > p->burst + p->burst / 8 || b + b / 8 < p->burst)
+		set_burst(p, b);
 }
 
 uint64_t lr_pacer_allow(struct lr_pacer *p, uint64_t now_ns, uint64_t want)
@@ -84,6 +138,9 @@ uint64_t lr_pacer_allow(struct lr_pacer *p, uint64_t now_ns, uint64_t want)
 	b = p->peak.credit / NS;
 	if (b < a)
 		a = b;
+	/* a costly call goes only with a whole burst, or with all that is wanted */
+	if (p->costly && a < p->burst && a < want)
+		return 0;
 	return a < want ? a : want;
 }
 
@@ -101,8 +158,9 @@ uint64_t lr_pacer_wait_ns(const struct lr_pacer *p, uint64_t now_ns)
 
 	if (!p->pps)
 		return 0;
-	a = wait_ns(&p->avg, now_ns);
-	b = wait_ns(&p->peak, now_ns);
+	/* costly calls wait for a whole burst (the last frames of a count may go sooner: see allow) */
+	a = wait_ns(&p->avg, now_ns, p->costly ? p->burst : 1);
+	b = wait_ns(&p->peak, now_ns, p->costly ? p->burst : 1);
 	return a > b ? a : b;
 }
 

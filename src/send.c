@@ -155,6 +155,8 @@ static void close_workers(struct lr_tx *c)
 		c->ops->close(&c->ws[i]);
 		c->ws[i].mode = NULL;
 		c->ws[i].note[0] = '\0';
+		c->ws[i].batch = 0;
+		c->ws[i].slice_ns = 0;
 	}
 	c->nopen = 0;
 }

@@ -158,7 +158,8 @@ static int send_timed(struct lr_worker *w)
 
 static int send_data(struct lr_worker *w)
 {
-	const unsigned int batch = w->ops->batch ? w->ops->batch : w->opts->batch;
+	const unsigned int batch = w->batch ? w->batch : w->ops->batch ? w->ops->batch : w->opts->batch;
+	const uint64_t slice_ns = w->slice_ns ? w->slice_ns : w->ops->slice_ns;
 	struct lr_pacer pacer;
 	uint64_t now, want, allow;
 	int n;
@@ -166,7 +167,10 @@ static int send_data(struct lr_worker *w)
 	if (w->replay && w->opts->replay_timing)
 		return send_timed(w);
 	now = lr_now_ns();
-	lr_pacer_init(&pacer, w->pps, lr_pace_burst(w->pps, batch, w->ops->slice_ns), now);
+	lr_pacer_init(&pacer, w->pps, lr_pace_burst(w->pps, batch, slice_ns), now);
+	/* an engine with a costly tx() sends a slice of the rate per call, more when calls get slow */
+	if (slice_ns)
+		lr_pacer_costly(&pacer, batch);
 	for (;;) {
 		if (lr_stop)
 			break;
@@ -183,6 +187,7 @@ static int send_data(struct lr_worker *w)
 				want = left;
 		}
 		allow = lr_pacer_allow(&pacer, now, want);
+		/* a costly call goes only with a whole burst (or the last frames) */
 		if (!allow) {
 			uint64_t wait = lr_pacer_wait_ns(&pacer, now);
 
@@ -197,6 +202,8 @@ static int send_data(struct lr_worker *w)
 		if (n < 0)
 			return n;
 		lr_pacer_consume(&pacer, (uint64_t)n);
+		if (pacer.costly)
+			lr_pacer_call(&pacer, lr_now_ns() - now);
 	}
 	return 0;
 }

@@ -13,6 +13,8 @@ const volatile __u16 cfg_src_port;	/* of flow 0 */
 /* The first bytes of the template (headers, probe, padding), in 8-byte words. */
 const volatile __u64 cfg_head[LR_LIVE_HEAD_WORDS];
 const volatile __u32 cfg_head_words;
+/* The idle tap the program is attached to only to keep it in the XDP dispatcher (see engine_live.c). */
+const volatile __u32 cfg_hold_ifindex;
 
 /*
  * Per CPU, because each worker thread is pinned and runs the program on its
@@ -44,6 +46,9 @@ int xdp_live(struct xdp_md *ctx)
 	__u8 *udp;
 	__u32 i;
 
+	/* a frame that really came in on the holding tap (it is down: none should) is not ours */
+	if (cfg_hold_ifindex && ctx->ingress_ifindex == cfg_hold_ifindex)
+		return XDP_PASS;
 	s = bpf_map_lookup_elem(&live_state, &key);
 	if (!s || !s->nflows)
 		return XDP_ABORTED;

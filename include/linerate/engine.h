@@ -42,6 +42,13 @@ extern const struct lr_engine_ops lr_engine_afxdp;
 extern const struct lr_engine_ops lr_engine_packet;
 extern const struct lr_engine_ops lr_engine_live;
 
+/*
+ * Whether this kernel runs XDP programs in live-frames mode: loads the live
+ * program with no flows, so it drops the one frame it is run on, and runs it
+ * for real. Sends nothing. 0 if it ran; else -errno and a reason in @why.
+ */
+int lr_live_try(int ifindex, char *why, size_t len);
+
 /* Written by the worker alone; others read with relaxed atomic loads. */
 struct lr_worker_stats {
 	uint64_t queued;	/* frames handed to the ring */
@@ -81,6 +88,9 @@ struct lr_worker {
 	int err;
 	char errmsg[256];
 	const char *mode;	/* set by open: "zerocopy", "copy", "tpacket_v2", ... */
+	/* set by open to override ops->batch and ops->slice_ns for this worker; 0: the ops' */
+	unsigned int batch;
+	uint64_t slice_ns;
 	/* --pcap samples and --replay, when set */
 	struct lr_sampler *sampler;
 	uint64_t sample_every, sample_left, stamped;

@@ -3,6 +3,7 @@
 #ifndef LINERATE_RATE_H
 #define LINERATE_RATE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* One bucket: @rate packets a second, at most @depth packets of credit (kept as packets * 1e9). */
@@ -28,13 +29,26 @@ struct lr_pacer {
 	uint64_t pps;	/* 0 = unlimited */
 	uint64_t burst;
 	struct lr_bucket avg, peak;
+	/* costly calls (lr_pacer_costly): bursts between these, sized from call times */
+	bool costly;
+	uint64_t min_burst, max_burst, call_ns;
 };
 
 void lr_pacer_init(struct lr_pacer *p, uint64_t pps, uint64_t burst, uint64_t now_ns);
+/*
+ * For an engine whose every call has a set-up cost (the live engine): from
+ * now on lr_pacer_allow() grants a whole burst or nothing (except for the
+ * last frames wanted), and lr_pacer_call() reports how long each call took,
+ * so the burst grows, up to @max_burst, when calls get slow
+ * (lr_pace_burst_for_call), and shrinks back, never below the burst given
+ * to lr_pacer_init().
+ */
+void lr_pacer_costly(struct lr_pacer *p, uint64_t max_burst);
+void lr_pacer_call(struct lr_pacer *p, uint64_t call_ns);
 /* Packets that may be sent now, at most @want; does not consume them. */
 uint64_t lr_pacer_allow(struct lr_pacer *p, uint64_t now_ns, uint64_t want);
 void lr_pacer_consume(struct lr_pacer *p, uint64_t n);
-/* Nanoseconds until one more packet is allowed (0 if one is allowed now). */
+/* Nanoseconds until one more packet is allowed (a whole burst if costly; 0 if allowed now). */
 uint64_t lr_pacer_wait_ns(const struct lr_pacer *p, uint64_t now_ns);
 
 /*
@@ -51,6 +65,19 @@ uint64_t lr_pace_burst(uint64_t pps, uint64_t batch, uint64_t slice_ns);
  * @ns_per_frame (0: not known yet, run @budget): one more than fits, so a
  * run always makes progress, and never more than @budget.
  */
+/*
+ * An engine whose every call has a cost that depends on the system (the
+ * live engine: 20 us, or a millisecond when the receiver runs on another
+ * CPU) must carry more frames per call when calls get slow, or pacing falls
+ * behind: 5/4 of the frames that accrue at @pps during one call of
+ * @call_ns, at least @min_burst, at most @max_burst and 10 ms of the rate.
+ * The margin is small on purpose: calls grow with their frames, and with a
+ * margin m the burst only converges while pps * (time per frame) < 1/m;
+ * beyond that (sending 80 % of the time anyway) the 10 ms cap holds it.
+ */
+#define LR_PACE_CALL_CAP_NS 10000000ULL
+uint64_t lr_pace_burst_for_call(uint64_t pps, uint64_t call_ns, uint64_t min_burst, uint64_t max_burst);
+
 uint64_t lr_run_fit(uint64_t budget, uint64_t left_ns, uint64_t ns_per_frame);
 
 uint64_t lr_now_ns(void);

@@ -9,7 +9,8 @@
 #   |  bpf_redirect(snd0)               |      |                                   |
 #   |   snd0 198.18.0.1/30, 2001:2::1/64|<---->|   rcv0 198.18.0.2/30, 2001:2::2/64|
 #   +-----------------------------------+ veth +-----------------------------------+
-#   (a second pair, with numtxqueues/numrxqueues 2, for the 2-queue case)
+#   (a second pair, with numtxqueues/numrxqueues 2, for the 2-queue case, and a third, 198.18.0.8/30,
+#   whose receiving veth has threaded NAPI, for the overload case)
 #
 # Checks:
 #   - --engine live --count 200000 at full rate, 4 flows: rx.packets == tx.packets == 200000,
@@ -62,13 +63,20 @@ lr_log "== overload: full rate for 2 s into a slower receiver on its own NAPI th
 # Whatever the peer's ring had no room for must show as dropped by the
 # device, frame for frame what the receiver finds missing, and must not
 # be in the sender's count (veth counts these drops in two places: once only).
+# Its own pair: the threaded setting outlives the receiver's NAPI and would slow later cases.
 rx_dropped() { ip -n "$1" -j -s link show "$2" | jq '.[0].stats64.rx.dropped'; }
-drop0=$(rx_dropped "$RCV" rcv0)
+lr_netns_add SND3 snd3
+lr_netns_add RCV3 rcv3
+lr_veth "$SND3" s3 "$RCV3" r3
+lr_addr "$SND3" s3 198.18.0.9/30
+lr_addr "$RCV3" r3 198.18.0.10/30
+drop0=$(rx_dropped "$RCV3" r3)
 export LR_SEND_ENGINE=live LR_RECV_ENGINE=xdp
 # The receiving veth's NAPI on its own thread (threaded once recv's XDP program made it exist), and
 # --pass so it hands every frame to the stack: slower than the sender, so the peer's ring must overflow.
-LR_RECV_ARGS=--pass LR_AFTER_READY='ip netns exec "$RCV" sh -c "echo 1 > /sys/class/net/rcv0/threaded"' lr_exchange "$SND" snd0 "$RCV" rcv0 198.18.0.2 100000000 --flows 4 --rate max --duration 2 --cpus 0
-drop1=$(rx_dropped "$RCV" rcv0)
+LR_RECV_ARGS=--pass LR_AFTER_READY='ip netns exec "$RCV3" sh -c "echo 1 > /sys/class/net/r3/threaded"' \
+	lr_exchange "$SND3" s3 "$RCV3" r3 198.18.0.10 100000000 --flows 4 --rate max --duration 2 --cpus 0
+drop1=$(rx_dropped "$RCV3" r3)
 s=$LR_TMP/send.json r=$LR_TMP/recv.json
 lr_check "overload: send exit code" "$SEND_RC" == 0
 lr_check "overload: recv exit code" "$RECV_RC" == 0

@@ -31,6 +31,7 @@ lr_addr "$NS" p0 198.18.0.1/30
 lr_addr "$NS" p1 198.18.0.2/30
 
 J=$LR_TMP/probe.json
+P1_RX0=$(lr_rx_packets "$NS" p1)
 RC=0
 lr_log "run: ip netns exec $NS linerate probe -i p0 --json -"
 timeout -k 5 30 ip netns exec "$NS" "$LINERATE" probe -i p0 --json - >"$J" 2>"$LR_TMP/probe.err" || RC=$?
@@ -75,6 +76,13 @@ lr_check "capabilities.xsk_zerocopy_advertised.state" \
 	"$(lr_jget "$J" .capabilities.xsk_zerocopy_advertised.state)" == no
 lr_check "every capability state is yes/no/likely/unknown" \
 	"$(jq -r '[.capabilities[].state | select(. != "yes" and . != "no" and . != "likely" and . != "unknown")] | length' "$J")" == 0
+# live frames: tried for real, on a frame the program drops; p1 runs no XDP, so p0 takes no frames yet
+[[ $(lr_jget "$J" .capabilities.live_frames.error) == EINVAL ]] && lr_kernel_lacks "XDP live frames (Linux >= 5.18)"
+lr_check "capabilities.live_frames.state ($(lr_jget "$J" .capabilities.live_frames.detail))" \
+	"$(lr_jget "$J" .capabilities.live_frames.state)" == yes
+lr_check_cmd "capabilities.live_frames.detail says p0 does not take the frames yet" \
+	grep -q 'does not take the frames yet' <<<"$(lr_jget "$J" .capabilities.live_frames.detail)"
+lr_check "the probe sent nothing: p1 rx_packets unchanged" "$(lr_rx_packets "$NS" p1)" == "$P1_RX0"
 lr_check "capability count" "$(jq -r '.capabilities | length' "$J")" == 10
 lr_check "xdp_features.flags has basic" "$(jq -r '.xdp_features.flags | index("basic") != null' "$J")" == true
 lr_log "info: xdp_ndo_xmit: $(lr_jget "$J" .capabilities.xdp_ndo_xmit.state) ($(lr_jget "$J" .capabilities.xdp_ndo_xmit.detail))"

@@ -354,56 +354,109 @@ static void test_run_fit(void **state)
 }
 
 /*
- * The live engine paced: every call costs a fixed set-up plus a per-frame
- * time, on a simulated clock. While a slice's cost fits in its period, the
- * achieved rate is the offered one within 2 % over 3 s and no call carries
- * more than a slice; past that, the engine falls short but never overshoots.
+ * The live engine paced, as the worker drives it: every call costs a fixed
+ * set-up plus a per-frame time, on a simulated clock. While the calls can
+ * keep up, the achieved rate is the offered one within 2 % over 3 s; no
+ * call carries more than @max_ok frames; past that, the engine falls short
+ * but never overshoots.
  */
-static uint64_t live_sim(uint64_t pps, uint64_t setup_ns, uint64_t frame_ns, uint64_t *max_call)
+static uint64_t live_sim(uint64_t pps, uint64_t slice, uint64_t setup_ns, uint64_t frame_ns, uint64_t *max_call)
 {
-	const uint64_t slice = 50000000ULL, batch = 1 << 20, t0 = NS, t1 = t0 + 3 * NS;
-	uint64_t burst = lr_pace_burst(pps, batch, slice), now = t0, sent = 0, n;
+	const uint64_t batch = 1 << 16, t0 = NS, t1 = t0 + 3 * NS;
+	uint64_t now = t0, sent = 0, n, start;
 	struct lr_pacer p;
 
 	*max_call = 0;
-	lr_pacer_init(&p, pps, burst, now);
+	lr_pacer_init(&p, pps, lr_pace_burst(pps, batch, slice), now);
+	lr_pacer_costly(&p, batch);
 	while (now < t1) {
 		n = lr_pacer_allow(&p, now, batch);
 		if (!n) {
 			uint64_t w = lr_pacer_wait_ns(&p, now);
 
-			now += w ? w : 1;
+			assert_true(w > 0);
+			now += w;
 			continue;
 		}
-		assert_true(n <= burst);
+		/* a whole burst or nothing */
+		assert_true(n >= p.burst);
 		if (n > *max_call)
 			*max_call = n;
+		start = now;
 		now += setup_ns + n * frame_ns;
 		lr_pacer_consume(&p, n);
+		lr_pacer_call(&p, now - start);
 		sent += n;
 	}
 	return (uint64_t)((unsigned __int128)sent * NS / (now - t0));
 }
 
+static void live_expect(uint64_t pps, uint64_t slice, uint64_t setup_ns, uint64_t max_ok)
+{
+	uint64_t got, max_call;
+
+	/* 350 ns a frame, as measured on the 2-core VM */
+	got = live_sim(pps, slice, setup_ns, 350, &max_call);
+	if (got < pps - pps / 50 || got > pps + pps / 50)
+		fail_msg("offered %llu pps (slice %llu ns, set-up %llu ns), achieved %llu", (unsigned long long)pps,
+			 (unsigned long long)slice, (unsigned long long)setup_ns, (unsigned long long)got);
+	if (max_call > max_ok)
+		fail_msg("offered %llu pps (set-up %llu ns): a call of %llu frames, want <= %llu",
+			 (unsigned long long)pps, (unsigned long long)setup_ns, (unsigned long long)max_call,
+			 (unsigned long long)max_ok);
+}
+
 static void test_live_pacing(void **state)
 {
-	static const uint64_t rates[] = { 10000, 20000, 100000, 500000, 1000000 };
 	uint64_t got, max_call;
-	unsigned int i;
 
 	(void)state;
-	for (i = 0; i < sizeof(rates) / sizeof(rates[0]); i++) {
-		/* 25 ms set-up and 350 ns a frame, as measured on the 2-core VM */
-		got = live_sim(rates[i], 25000000ULL, 350, &max_call);
-		if (got < rates[i] - rates[i] / 50 || got > rates[i] + rates[i] / 50)
-			fail_msg("offered %llu pps, achieved %llu", (unsigned long long)rates[i], (unsigned long long)got);
-		assert_true(max_call <= rates[i] / 20 + 1);
-	}
-	/* 3 Mpps: a 50 ms slice costs 25 + 52.5 ms, so it falls short, and never runs above the rate */
-	got = live_sim(3000000, 25000000ULL, 350, &max_call);
+	/* held in the dispatcher: 20 us a call, 500 us slices */
+	live_expect(10000, 500000, 20000, 5);
+	live_expect(20000, 500000, 20000, 10);
+	live_expect(200000, 500000, 20000, 100);
+	live_expect(1000000, 500000, 20000, 500);
+	live_expect(2000000, 500000, 20000, 1000);
+	/* calls slowed to 1 ms (a receiver on another CPU): bursts grow to 5/4 of a call's worth */
+	live_expect(20000, 500000, 1000000, 30);
+	live_expect(200000, 500000, 1000000, 300);
+	live_expect(1000000, 500000, 1000000, 2400);
+	/* not held: 25 ms a call, 50 ms slices */
+	live_expect(10000, 50000000, 25000000, 510);
+	live_expect(100000, 50000000, 25000000, 5100);
+	live_expect(1000000, 50000000, 25000000, 105000);
+	/* 3 Mpps with 25 ms calls: cannot keep up, falls short, never above the rate */
+	got = live_sim(3000000, 50000000, 25000000, 350, &max_call);
 	assert_true(got < 3000000 - 3000000 / 50);
 	assert_true(got > 1000000);
-	assert_true(max_call <= 150000);
+	assert_true(max_call <= 1 << 16);
+}
+
+static void test_pacer_costly_shrinks_back(void **state)
+{
+	struct lr_pacer p;
+
+	(void)state;
+	lr_pacer_init(&p, 100000, 50, NS);
+	lr_pacer_costly(&p, 1 << 16);
+	/* slow calls: 2 ms at 100 kpps is 200 frames a call, 5/4 of that for the burst */
+	for (int i = 0; i < 64; i++)
+		lr_pacer_call(&p, 2000000);
+	assert_true(p.burst >= 225 && p.burst <= 250);
+	/* fast again: back to the slice (within the 1/8 that keeps it from fluttering), never below it */
+	for (int i = 0; i < 64; i++)
+		lr_pacer_call(&p, 1000);
+	assert_true(p.burst >= 50 && p.burst <= 56);
+	/* never above 10 ms of the rate */
+	for (int i = 0; i < 64; i++)
+		lr_pacer_call(&p, 10 * NS);
+	assert_int_equal(p.burst, 1000);
+	/* nor above the batch */
+	lr_pacer_init(&p, 100000000, 50, NS);
+	lr_pacer_costly(&p, 4096);
+	for (int i = 0; i < 64; i++)
+		lr_pacer_call(&p, 10 * NS);
+	assert_int_equal(p.burst, 4096);
 }
 
 int main(void)
@@ -422,6 +475,7 @@ int main(void)
 		cmocka_unit_test(test_pace_burst),
 		cmocka_unit_test(test_run_fit),
 		cmocka_unit_test(test_live_pacing),
+		cmocka_unit_test(test_pacer_costly_shrinks_back),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
