@@ -33,6 +33,10 @@ struct lr_tx {
 	uint64_t start_ns;
 	uint64_t tx_dropped0;
 	bool have_dropped;
+	/* the device's drops when the data phase ended, before the markers (whose drops are not data) */
+	struct lr_data_end data_end;
+	uint64_t tx_dropped_data;
+	bool have_dropped_data;
 	uint64_t qdev0[LR_MAX_WORKERS];	/* the device's own per-queue TX counter at the start */
 	bool have_qdev;
 	char mac_how[64];
@@ -239,6 +243,7 @@ static int open_engine(struct lr_tx *c)
 		w->tmpl = &c->tmpl;
 		w->go = &c->go;
 		w->deadline_ns = &c->deadline_ns;
+		w->data_end = &c->data_end;
 		w->pps = pps ? pps / o->nworkers + (i < pps % o->nworkers) : 0;
 		if (pps && !w->pps)
 			w->pps = 1;
@@ -360,6 +365,13 @@ static int dev_drops(const struct lr_tx *c, uint64_t *out)
 	return lr_if_stat(c->o->ifname, "tx_dropped", out);
 }
 
+static void snap_data_end(void *arg)
+{
+	struct lr_tx *c = arg;
+
+	c->have_dropped_data = c->have_dropped && !dev_drops(c, &c->tx_dropped_data);
+}
+
 static void on_signal(int sig)
 {
 	(void)sig;
@@ -373,6 +385,8 @@ int lr_tx_start(struct lr_tx *c)
 	int ret;
 
 	c->have_dropped = !dev_drops(c, &c->tx_dropped0);
+	c->data_end = (struct lr_data_end){ .n = o->nworkers, .snap = snap_data_end, .arg = c };
+	c->have_dropped_data = false;
 	c->have_qdev = !queue_counters(c, c->qdev0);
 	for (i = 0; i < o->nworkers; i++) {
 		ret = pthread_create(&c->ws[i].thread, NULL, lr_worker_run, &c->ws[i]);
@@ -509,7 +523,10 @@ static int summary(struct lr_tx *c)
 			code = LR_EXIT_RUNTIME;
 		}
 	}
-	if (c->have_dropped && !dev_drops(c, &dropped))
+	/* data frames only: the count taken when the last worker's data was done, before its markers */
+	if (c->have_dropped_data)
+		dropped = c->tx_dropped_data - c->tx_dropped0;
+	else if (c->have_dropped && !dev_drops(c, &dropped))
 		dropped -= c->tx_dropped0;
 	if (c->have_qdev && queue_counters(c, qdev))
 		c->have_qdev = false;

@@ -64,6 +64,25 @@ static int drain(struct lr_worker *w, uint64_t timeout_ns)
 	}
 }
 
+/* Every worker's data is out: the last one in takes the device's counters, then markers may go. */
+static void data_end_barrier(struct lr_worker *w)
+{
+	struct lr_data_end *d = w->data_end;
+	uint64_t end;
+
+	if (!d)
+		return;
+	if (__atomic_add_fetch(&d->arrived, 1, __ATOMIC_ACQ_REL) == d->n) {
+		if (d->snap)
+			d->snap(d->arg);
+		__atomic_store_n(&d->done, 1, __ATOMIC_RELEASE);
+		return;
+	}
+	end = lr_now_ns() + 5 * NS;
+	while (!__atomic_load_n(&d->done, __ATOMIC_ACQUIRE) && lr_now_ns() < end)
+		sleep_ns(100000);
+}
+
 static int send_markers(struct lr_worker *w)
 {
 	unsigned int r;
@@ -241,6 +260,7 @@ void *lr_worker_run(void *arg)
 			pr_warn("worker %u: %d frames still not completed by the device after 2 s\n", w->index, left);
 	}
 	w->end_ns = lr_now_ns();
+	data_end_barrier(w);
 	/* markers even after an error or a signal: they settle the receiver's loss */
 	if (!err || err == -ENOBUFS)
 		err = send_markers(w);

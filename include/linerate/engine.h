@@ -49,6 +49,20 @@ extern const struct lr_engine_ops lr_engine_live;
  */
 int lr_live_try(int ifindex, char *why, size_t len);
 
+/*
+ * Shared by a send's workers: the end of the data phase. The last worker
+ * to finish its data (all of it completed) calls @snap once, before any
+ * end-of-test marker leaves, so device counters read there hold data
+ * frames only; the others wait for it (at most 5 s) before their markers.
+ */
+struct lr_data_end {
+	unsigned int n;	/* workers */
+	unsigned int arrived;	/* atomic */
+	int done;	/* atomic: @snap has run */
+	void (*snap)(void *arg);
+	void *arg;
+};
+
 /* Written by the worker alone; others read with relaxed atomic loads. */
 struct lr_worker_stats {
 	uint64_t queued;	/* frames handed to the ring */
@@ -80,6 +94,7 @@ struct lr_worker {
 	uint64_t stamp_ns;	/* tx timestamp for the batch being queued */
 	const volatile uint64_t *deadline_ns;	/* shared; 0 = none */
 	const volatile int *go;	/* shared start flag */
+	struct lr_data_end *data_end;	/* shared; NULL: no barrier */
 
 	struct lr_worker_stats stats;
 	void *engine;	/* engine-private */
