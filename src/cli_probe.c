@@ -12,7 +12,7 @@ enum {
 
 static const struct lr_opt probe_opts[] = {
 	{ O_IFACE, "interface", 'i', "IFACE", "interface to probe", NULL },
-	{ O_NETNS, "netns", 'n', "NS", "run in network namespace NS (name, pid:PID or path)", NULL },
+	{ O_NETNS, "netns", 'n', "NS", "run in network namespace NS (name, pid:PID, container:NAME or path)", NULL },
 	{ O_JSON, "json", 'j', "FILE", "write the findings as JSON to FILE (- for stdout, instead of the table)", NULL },
 	{ O_VERBOSE, "verbose", 'v', NULL, "also per-queue driver counters; twice for libbpf/libxdp debug", NULL },
 };

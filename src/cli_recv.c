@@ -30,7 +30,7 @@ static const struct lr_opt recv_opts[] = {
 	{ O_XDP_MODE, "xdp-mode", 0, "MODE", "auto, native or generic", "auto" },
 	{ O_WORKERS, "workers", 0, "N", "AF_PACKET receive threads (PACKET_FANOUT by flow hash)", "1" },
 	{ O_READY, "ready-file", 0, "PATH", "create PATH once the program is attached", NULL },
-	{ O_NETNS, "netns", 'n', "NS", "run in network namespace NS (name, pid:PID or path)", NULL },
+	{ O_NETNS, "netns", 'n', "NS", "run in network namespace NS (name, pid:PID, container:NAME or path)", NULL },
 	{ O_JSON, "json", 'j', "FILE", "write the summary as JSON to FILE (- for stdout)", NULL },
 	{ O_PCAP, "pcap", 0, "FILE",
 	  "write samples of the frames received to FILE (pcap; renamed into place at the end)", NULL },

@@ -37,7 +37,7 @@ static const struct lr_opt send_opts[] = {
 	  "its TX queue from the CPU), or auto: live, AF_XDP zero-copy, copy, then AF_PACKET", "auto" },
 	{ O_XSK_MODE, "xdp-mode", 0, "MODE", "AF_XDP bind mode: auto, zerocopy or copy", "auto" },
 	{ O_BATCH, "batch", 0, "N", "frames per ring round, 1..512", "64" },
-	{ O_NETNS, "netns", 'n', "NS", "run in network namespace NS (name, pid:PID or path)", NULL },
+	{ O_NETNS, "netns", 'n', "NS", "run in network namespace NS (name, pid:PID, container:NAME or path)", NULL },
 	{ O_JSON, "json", 'j', "FILE", "write the summary as JSON to FILE (- for stdout)", NULL },
 	{ O_QUIET, "quiet", 'q', NULL, "no live lines, summary only", NULL },
 	{ O_VERBOSE, "verbose", 'v', NULL, "more detail; twice for libbpf/libxdp debug", NULL },

@@ -16,6 +16,7 @@
 
 #include "linerate/cli.h"
 #include "linerate/config.h"
+#include "linerate/container.h"
 #include "linerate/frame.h"
 #include "linerate/log.h"
 #include "linerate/probe.h"
@@ -279,11 +280,15 @@ static bool valid_ifname(const char *s)
 	return !strpbrk(s, "/: \t");
 }
 
-/* A name under /run/netns, pid:PID or an absolute path, as lr_netns_enter() takes them. */
+/* A name under /run/netns, pid:PID, container:NAME or an absolute path, as lr_netns_enter() takes them. */
 static bool valid_netns(const char *s)
 {
+	struct lr_container_spec spec;
+	char err[160];
 	uint64_t pid;
 
+	if (lr_container_is_spec(s))
+		return !lr_container_spec_parse(s, false, &spec, err, sizeof(err));
 	if (!strncmp(s, "pid:", 4))
 		return s[4] && strspn(s + 4, "0123456789") == strlen(s + 4) &&
 		       !lr_parse_count(s + 4, 1, INT32_MAX, &pid);
@@ -546,8 +551,8 @@ static int set_key(struct parser *p, enum key_id id, const char *key, const char
 	case K_NETNS:
 		if (!valid_netns(v))
 			return fail(p, p->line,
-				    "%s netns: '%s' is not a network namespace (a name from 'ip netns', pid:PID or "
-				    "an absolute path)", p->cur_title, v);
+				    "%s netns: '%s' is not a network namespace (a name from 'ip netns', pid:PID, "
+				    "container:NAME or an absolute path)", p->cur_title, v);
 		strcpy(p->kind == SEC_TX ? c->tx_netns : c->rx_netns, v);	/* a line is far shorter */
 		return 0;
 	case K_ENGINE:

@@ -4,6 +4,7 @@
 #include <string.h>
 #include "linerate/caps.h"
 #include "linerate/cmd.h"
+#include "linerate/container.h"
 #include "linerate/opts.h"
 
 static void usage(FILE *out)
@@ -16,6 +17,7 @@ static void usage(FILE *out)
 		"  recv   count test frames with XDP: rate, loss, reordering, latency\n"
 		"  run    a whole test from an INI file: sweeps, RFC 2544 throughput search\n"
 		"  probe  what the kernel and an interface offer: AF_XDP modes, XDP, AF_PACKET\n"
+		"  veth   host-side name of a container's veth: send -i $(linerate veth container:NAME)\n"
 		"  help   this text; 'linerate COMMAND --help' for a command's options\n");
 }
 
@@ -75,6 +77,18 @@ int main(int argc, char **argv)
 			return LR_EXIT_USAGE;
 		}
 		return lr_cmd_probe(&o);
+	}
+	if (!strcmp(argv[1], "veth")) {
+		struct lr_veth_opts o;
+
+		ret = lr_cli_parse_veth(argc - 1, argv + 1, &o, stdout, err, sizeof(err));
+		if (ret == 1)
+			return LR_EXIT_OK;
+		if (ret) {
+			fprintf(stderr, "linerate veth: %s\n", err);
+			return LR_EXIT_USAGE;
+		}
+		return lr_cmd_veth(&o);
 	}
 	if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		usage(stdout);

@@ -18,18 +18,31 @@
 
 #include <linux/magic.h>
 
+#include "linerate/container.h"
 #include "linerate/log.h"
 #include "linerate/netdev.h"
 
 #define NETNS_RUN_DIR "/run/netns"
 
 
-/* NAME, pid:PID or /absolute/path to the file that names the namespace. */
+/* NAME, pid:PID, container:NAME or /absolute/path to the file that names the namespace. */
 static int netns_path(const char *spec, char *path, size_t len, char *err, size_t errlen)
 {
 	int n;
 
-	if (!strncmp(spec, "pid:", 4)) {
+	if (lr_container_is_spec(spec)) {
+		struct lr_container_spec cs;
+		struct lr_container ctr;
+		int ret;
+
+		/* Asks docker/podman for the container's PID: a fork and exec, still single-threaded here. */
+		ret = lr_container_spec_parse(spec, false, &cs, err, errlen);
+		if (!ret)
+			ret = lr_container_resolve(cs.name, &ctr, err, errlen);
+		if (ret)
+			return ret;
+		n = snprintf(path, len, "%s", ctr.netns);
+	} else if (!strncmp(spec, "pid:", 4)) {
 		char *end;
 		long pid;
 

@@ -103,7 +103,10 @@ int lr_if_xdp_parse(const void *msg, size_t len, int ifindex, struct lr_if_xdp *
 /* Short name of one LR_XDP_ACT_* bit ("basic", "redirect", ...), NULL for an unknown bit. */
 const char *lr_xdp_act_name(uint64_t bit);
 
-/* Enter a network namespace: NAME (/run/netns/NAME), pid:PID or a path; remounts /sys for it. */
+/*
+ * Enter a network namespace: NAME (/run/netns/NAME), pid:PID, container:NAME (its PID from a
+ * docker-compatible CLI) or a path; remounts /sys for it.
+ */
 int lr_netns_enter(const char *spec, char *err, size_t errlen);
 
 #endif

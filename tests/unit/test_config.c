@@ -329,6 +329,9 @@ static void test_valid_edges(void **state)
 	char line[512];
 
 	(void)state;
+	/* a container's namespace */
+	assert_parses(TX "netns = container:web-1\n" RX);
+	assert_string_equal(cfg.tx_netns, "container:web-1");
 	/* CRLF */
 	assert_parses("[tx]\r\ninterface = v0\r\ndst_ip = 198.18.0.2\r\nrate = 10k\r\n[rx]\r\ninterface = v1\r\n");
 	assert_string_equal(cfg.tx_ifname, "v0");
@@ -527,6 +530,10 @@ static const struct bad bad_inputs[] = {
 	{ "bad netns", TX "netns = a/b\n" RX, 0, "x.ini:4: [tx] netns: 'a/b' is not a network namespace", "pid:PID" },
 	{ "bad netns pid", TX RX "netns = pid:0\n", 0, "x.ini:6: [rx] netns: 'pid:0'", "absolute path" },
 	{ "netns pid with a unit", TX RX "netns = pid:1k\n", 0, "x.ini:6: [rx] netns: 'pid:1k'", "pid:PID" },
+	{ "netns container with an interface", TX RX "netns = container:web:eth0\n", 0,
+	  "x.ini:6: [rx] netns: 'container:web:eth0'", "container:NAME" },
+	{ "netns container without a name", TX "netns = container:\n" RX, 0, "x.ini:4: [tx] netns: 'container:'",
+	  "container:NAME" },
 	{ "bad share", TX RX "[stream a]\nsize = 64\nshare = lots\n", 0,
 	  "x.ini:8: [stream a] share: 'lots' is not a share of the rate in percent", "70%" },
 	{ "share 0", TX RX "[stream a]\nsize = 64\nshare = 0%\n", 0, "x.ini:8: [stream a] share: '0%'", "more than 0" },
