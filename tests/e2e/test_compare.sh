@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# scripts/compare on a reduced matrix: every lab path, 64-byte frames, AF_PACKET, short steps; then one AF_XDP search.
+#
+#   veth-host    [P-veth-host] veth0 <--veth--> eth0 [P-veth-c1]
+#   bridge-host  [P-bridge-host] br0 --- vc1 <--veth--> eth0 [P-bridge-c1]
+#   bridge-c2c   [P-bridge-c1] eth0 <--veth--> vc1 -- br0 -- vc2 <--veth--> eth0 [P-bridge-c2]
+#   overlay-c2c  [P-overlay-c1] eth0 -> br0 -> vx0 ==vxlan over ul0== vx0 -> br0 -> eth0 [P-overlay-c2]
+#   macvlan-c2c  [P-macvlan-c1] eth0 -- macvlan bridge on mvp0 -- eth0 [P-macvlan-c2]
+#   (P = lrcmpt<pid>; scripts/lab builds and removes each topology, one at a time)
+#
+# Checks:
+#   - scripts/compare exits 0 and prints the markdown table
+#   - compare.md has one row per requested cell (path, 64, packet) with a number in every column
+#   - compare.csv has the header and one row per cell: status ok, max_rx_pps > 0, 0 <= loss_pct <= 100,
+#     a zero-loss rate found and no higher than the maximum the sender reached (plus the resolution)
+#   - compare.json is an object with one cell per path
+#   - compare.png is a real PNG (magic bytes) and compare.svg an SVG
+#   - bad usage (unknown path) exits 2 before any lab is made
+#   - veth-host with afxdp, --threaded-napi, --always-search and iperf3: exit 0, threaded NAPI in the
+#     CSV, the zero-loss rate from a search of 1..6 trials and no higher than the maximum, a TCP
+#     goodput and its ratio to the raw L1 figure in compare.md
+#   - no namespace with the prefix is left afterwards
+set -euo pipefail
+# shellcheck source=tests/e2e/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+lr_init
+COMPARE=$LR_REPO/scripts/compare
+[[ -x $LR_REPO/scripts/lab ]] || lr_die "no scripts/lab"
+# gnuplot and iperf3 come from scripts/deps: missing is a failure under LINERATE_REQUIRE_E2E=1
+command -v gnuplot >/dev/null 2>&1 || lr_skip "gnuplot not installed (Debian: gnuplot-nox; scripts/deps installs it)"
+lr_require_cmds file flock od
+PREFIX=lrcmpt$$
+OUT=$LR_TMP/out
+PATHS=(veth-host bridge-host bridge-c2c overlay-c2c macvlan-c2c)
+RES_PCT=5
+
+# The labs' namespaces (P-TOPOLOGY-ROLE) are scripts/lab's; lr_cleanup removes any that compare
+# left, whatever way this test ends (deleting one that does not exist is harmless).
+for t in veth bridge overlay macvlan; do
+	for r in host c1 c2 h1 h2; do
+		LR_NAMESPACES+=("$PREFIX-$t-$r")
+	done
+done
+leftover()
+{
+	ip netns list 2>/dev/null | awk -v p="$PREFIX-" 'index($1, p) == 1 { print $1 }'
+}
+
+lr_log "== bad usage"
+RC=0
+"$COMPARE" --paths nowhere --prefix "$PREFIX" --out "$LR_TMP/bad" >"$LR_TMP/bad.out" 2>"$LR_TMP/bad.err" || RC=$?
+lr_check "unknown path: exit code" "$RC" == 2
+lr_check_cmd "unknown path: stderr names it" grep -q "nowhere" "$LR_TMP/bad.err"
+lr_check "unknown path: no lab made" "$(leftover | wc -l)" == 0
+
+lr_log "== scripts/compare --paths all --sizes 64 --engines packet --seconds 1 --trial 0.5"
+START=$(date +%s)
+RC=0
+lr_spawn compare timeout -k 10 150 "$COMPARE" --paths all --sizes 64 --engines packet --seconds 1 --trial 0.5 \
+	--resolution "$RES_PCT%" --max-trials 6 --no-iperf --prefix "$PREFIX" --out "$OUT"
+lr_wait_pid "$LR_LAST_PID" 170 || RC=$?
+lr_log "compare took $(($(date +%s) - START)) s"
+lr_show_file "$LR_TMP/compare.err"
+lr_check "exit code" "$RC" == 0
+lr_check_cmd "the markdown table went to stdout" grep -q '^| path | size B | engine |' "$LR_TMP/compare.out"
+
+MD=$OUT/compare.md CSV=$OUT/compare.csv
+lr_check_cmd "compare.md exists" test -s "$MD"
+for p in "${PATHS[@]}"; do
+	lr_check "compare.md: rows for $p 64 B packet" \
+		"$(grep -cE "^\| $p \| 64 \| packet( \([a-z0-9_]+\))? \| [0-9]+\.[0-9]+ \| [0-9]+\.[0-9]+ \| [0-9]+\.[0-9]+ \| [0-9.]+ / [0-9.]+ \| [0-9]+\.[0-9]+" "$MD")" == 1
+done
+
+lr_check_cmd "compare.csv exists" test -s "$CSV"
+lr_check "compare.csv: header + one row per cell" "$(wc -l <"$CSV")" == $((${#PATHS[@]} + 1))
+lr_check_cmd "compare.csv: header names the columns" \
+	grep -q '^path,topology,size,requested_size,engine,tx_mode,status,max_tx_pps,max_rx_pps,max_l1_gbps,loss_pct' "$CSV"
+# columns by name, so the checks do not depend on their order
+col()
+{
+	awk -F, -v want="$1" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == want) c = i; next } { gsub(/"/, "", $c); print $c }' "$CSV"
+}
+for p in "${PATHS[@]}"; do
+	row=$(grep -c "^\"$p\"," "$CSV" || true)
+	lr_check "compare.csv: one row for $p" "$row" == 1
+done
+mapfile -t STATUS < <(col status)
+mapfile -t MTX < <(col max_tx_pps)
+mapfile -t MRX < <(col max_rx_pps)
+mapfile -t LOSS < <(col loss_pct)
+mapfile -t ZL < <(col zero_loss_pps)
+mapfile -t PATHCOL < <(col path)
+for i in "${!PATHCOL[@]}"; do
+	p=${PATHCOL[$i]}
+	lr_check "$p: status" "${STATUS[$i]}" == ok
+	lr_check "$p: max_rx_pps > 0" "${MRX[$i]:-none}" ">" 0
+	lr_check "$p: loss_pct >= 0" "${LOSS[$i]:-none}" ">=" 0
+	lr_check "$p: loss_pct <= 100" "${LOSS[$i]:-none}" "<=" 100
+	lr_check "$p: zero-loss rate found (> 0)" "${ZL[$i]:-none}" ">" 0
+	lim=$(awk -v m="${MTX[$i]:-0}" -v r="$RES_PCT" 'BEGIN { printf "%.0f", m * (1 + r / 100) }')
+	lr_check "$p: zero-loss rate <= the maximum the sender reached (+${RES_PCT} %)" "${ZL[$i]:-none}" "<=" "$lim"
+done
+
+lr_jvalid "$OUT/compare.json"
+lr_check "compare.json: one cell per path" "$(jq '.cells | length' "$OUT/compare.json")" == ${#PATHS[@]}
+lr_check "compare.json: no failure counted" "$(lr_jget "$OUT/compare.json" .failed)" == 0
+
+lr_check "compare.png: PNG magic bytes" "$(od -An -tx1 -N8 "$OUT/compare.png" 2>/dev/null | tr -d ' \n')" == 89504e470d0a1a0a
+lr_check_cmd "compare.png: file(1) says PNG" grep -q 'PNG image data' <(file -b "$OUT/compare.png")
+lr_check_cmd "compare.svg: an SVG document" grep -q '<svg' "$OUT/compare.svg"
+
+lr_check "no lab namespace left (prefix $PREFIX)" "$(leftover | wc -l)" == 0
+
+lr_log "== veth-host, afxdp, threaded NAPI, --always-search, iperf3"
+OUT2=$LR_TMP/out2
+CSV=$OUT2/compare.csv
+RC=0
+lr_spawn compare2 timeout -k 10 90 "$COMPARE" --paths veth-host --sizes 64 --engines afxdp --seconds 1 --trial 0.5 \
+	--resolution "$RES_PCT%" --max-trials 6 --always-search --threaded-napi --prefix "$PREFIX" --out "$OUT2"
+lr_wait_pid "$LR_LAST_PID" 110 || RC=$?
+lr_show_file "$LR_TMP/compare2.err"
+lr_check "exit code" "$RC" == 0
+lr_check "compare.csv: header + one row" "$(wc -l <"$CSV")" == 2
+lr_check "engine" "$(col engine)" == afxdp
+lr_check "status" "$(col status)" == ok
+lr_check "threaded NAPI reported" "$(col threaded_napi)" == true
+lr_check "the zero-loss rate came from a search" "$(col zero_loss_from)" == search
+lr_check "search trials" "$(col zero_loss_trials)" ">=" 1
+lr_check "search trials <= --max-trials" "$(col zero_loss_trials)" "<=" 6
+lr_check "zero-loss rate > 0" "$(col zero_loss_pps)" ">" 0
+lim=$(awk -v m="$(col max_tx_pps)" -v r="$RES_PCT" 'BEGIN { printf "%.0f", m * (1 + r / 100) }')
+lr_check "zero-loss rate <= the maximum the sender reached (+${RES_PCT} %)" "$(col zero_loss_pps)" "<=" "$lim"
+if command -v iperf3 >/dev/null 2>&1; then
+	lr_check "iperf3 TCP goodput (Gbit/s) > 0" "$(jq '.iperf3[0].goodput_gbps // 0' "$OUT2/compare.json")" ">" 0
+	lr_check_cmd "compare.md: the iperf3 table compares with the raw figure" \
+		grep -qE '^\| veth-host \| [0-9.]+ \| [0-9]+ \| [0-9.]+× the 64-byte L1 figure' "$OUT2/compare.md"
+else
+	lr_check_cmd "compare.md: a note says iperf3 was left out" grep -q 'iperf3 is not installed' "$OUT2/compare.md"
+fi
+lr_check "no lab namespace left (prefix $PREFIX)" "$(leftover | wc -l)" == 0
+lr_finish
