@@ -345,6 +345,19 @@ static void stream_opts(const struct run_ctx *r, const struct lr_cfg_stream *st,
 	o->verbose = r->o->verbose;
 }
 
+/*
+ * The rate a passing trial really tested: the offered rate, or what the
+ * sender reached when it fell more than 2 % short of it (a loss-free trial
+ * at 237 kpps is no evidence for 300 kpps), or the sender's rate for "max".
+ */
+static uint64_t tested_pps(const struct step_result *s)
+{
+	/* short by more than 2 %, as guess_limit() says "sender below the offered rate" */
+	if (!s->offered_pps || s->tx_pps < 0.98 * (double)s->offered_pps)
+		return (uint64_t)s->tx_pps;
+	return s->offered_pps;
+}
+
 static void guess_limit(const struct run_ctx *r, struct step_result *s)
 {
 	double busiest = 0;
@@ -637,9 +650,14 @@ static int run_search(struct run_ctx *r)
 				s->offered_pps = 0;
 			}
 			if (s->pass) {
-				lo = rate;
+				/* what was really sent: a sender short of the rate tested a lower one */
+				uint64_t t = tested_pps(s);
+
+				if (!ss->found || t >= tested_pps(&r->steps[ss->best]))
+					ss->best = r->nsteps - 1;
+				if (t > lo)
+					lo = t;
 				ss->found = true;
-				ss->best = r->nsteps - 1;
 				if (ss->ntrials == 1)
 					break;	/* the upper bound itself passes */
 			} else {
@@ -796,8 +814,9 @@ static int write_json(const struct run_ctx *r)
 			if (ss->found) {
 				const struct step_result *b = &r->steps[ss->best];
 
-				json_object_object_add(e, "rate_pps", json_object_new_uint64(b->offered_pps ? b->offered_pps
-												  : (uint64_t)b->tx_pps));
+				json_object_object_add(e, "rate_pps", json_object_new_uint64(tested_pps(b)));
+				json_object_object_add(e, "offered_pps", b->offered_pps ? json_object_new_uint64(b->offered_pps)
+											 : NULL);
 				json_object_object_add(e, "rx_pps", json_object_new_double(b->rx.res.pps));
 				json_object_object_add(e, "bps_l1", json_object_new_double(b->rx.res.pps * (ss->size + 20) * 8));
 				json_object_object_add(e, "latency_p50_ns", json_object_new_uint64(b->rx.res.lat_p50));
@@ -923,7 +942,7 @@ static void print_table(const struct run_ctx *r)
 		}
 		{
 			const struct step_result *b = &r->steps[ss->best];
-			double rate = b->offered_pps ? (double)b->offered_pps : b->tx_pps;
+			double rate = (double)tested_pps(b);
 
 			fprintf(out, "  %5u B: %s pps (%.3f Gbit/s L1), p50 %.1f us, p99 %.1f us, %u trials\n", ss->size,
 				lr_fmt_si(rate, b1, sizeof(b1)), rate * (ss->size + 20) * 8 / 1e9, b->rx.res.lat_p50 / 1e3,

@@ -15,6 +15,8 @@
 #     below 50 kpps (45000..50000), reports its latency, and the JSON lists every trial, the
 #     first at the 200 kpps upper bound (lossy), the found rate's trial with 0 lost
 #   - with every 50th frame dropped, no rate is loss-free: found false, exit code 3, every trial lossy
+#   - with no filter and a 100 Mpps upper bound no sender here reaches: the loss-free trial counts at
+#     the rate really sent (rate_pps == that trial's tx.pps), not the offered 100 Mpps
 set -euo pipefail
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -92,4 +94,20 @@ lr_check "rate_pps" "$(jq '.throughput[0].rate_pps' "$J")" == null
 lr_check "trials run" "$(jq '.throughput[0].trials | length' "$J")" == 6
 lr_check "every trial lost frames" "$(jq '[.throughput[0].trials[] | select(.rx.lost == 0)] | length' "$J")" == 0
 lr_check_cmd "the table says no rate passed" grep -q "no rate passed" "$LR_TMP/drop.out"
+
+lr_log "== an upper bound the sender cannot reach: the zero-loss rate is what it really sent"
+rules "counter"
+sed -i -e 's/^rates\{0,1\} = .*/rate = 100Mpps/' -e 's/^max_trials = .*/max_trials = 1/' "$LR_TMP/tp.ini"
+RC=0
+timeout -k 5 120 "$LINERATE" run "$LR_TMP/tp.ini" --json "$LR_TMP/short.json" -q >"$LR_TMP/short.out" 2>"$LR_TMP/short.err" || RC=$?
+lr_show_file "$LR_TMP/short.out"
+lr_show_file "$LR_TMP/short.err"
+J=$LR_TMP/short.json
+lr_check "short: exit code" "$RC" == 0
+lr_check "short: first trial offered 100 Mpps" "$(jq '.throughput[0].trials[0].offered_pps' "$J")" == 100000000
+lr_check "short: the trial lost nothing" "$(jq '.throughput[0].trials[0].rx.lost' "$J")" == 0
+lr_check "short: found" "$(jq '.throughput[0].found' "$J")" == true
+lr_check "short: offered_pps of the found rate" "$(jq '.throughput[0].offered_pps' "$J")" == 100000000
+lr_check "short: rate_pps is the rate really sent (tx.pps, floored), not 100 Mpps" \
+	"$(jq '.throughput[0].rate_pps' "$J")" == "$(jq '.throughput[0].trials[0].tx.pps | floor' "$J")"
 lr_finish
