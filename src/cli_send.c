@@ -20,7 +20,7 @@ enum {
 static const struct lr_opt send_opts[] = {
 	{ O_IFACE, "interface", 'i', "IFACE", "interface to send on", NULL },
 	{ O_DST_IP, "dst-ip", 0, "IP", "destination IPv4 or IPv6 address", NULL },
-	{ O_SRC_IP, "src-ip", 0, "IP", "source address", "the interface's first address" },
+	{ O_SRC_IP, "src-ip", 0, "IP", "source address", "the interface's first address, else its bridge's (a bridge port)" },
 	{ O_DST_MAC, "dst-mac", 0, "MAC", "destination MAC", "neighbour table, else the veth peer" },
 	{ O_SRC_MAC, "src-mac", 0, "MAC", "source MAC", "the interface's MAC" },
 	{ O_SRC_PORT, "src-port", 0, "PORT", "UDP source port of flow 0; flow N uses PORT+N", "7000" },

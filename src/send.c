@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <net/if.h>
 #include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
@@ -50,6 +51,31 @@ struct lr_tx {
 static const char *ip_str(int family, const struct in6_addr *a, char *buf, size_t len)
 {
 	return inet_ntop(family, a, buf, (socklen_t)len);
+}
+
+/*
+ * A bridge port (the host side of a Docker container's veth) has no address
+ * of its own; the bridge (docker0) has the one its containers talk to, so
+ * that is the source address. 0, or -errno when there is no such address.
+ */
+static int master_addr(const struct lr_tx *c, int family, struct in6_addr *out)
+{
+	char path[64 + IF_NAMESIZE], link[256], err[128];
+	struct lr_if m;
+	const char *name;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/master", c->ifc.name);
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n <= 0)
+		return -ENOENT;
+	link[n] = '\0';
+	name = strrchr(link, '/') ? strrchr(link, '/') + 1 : link;
+	if (lr_if_open(name, &m, err, sizeof(err)) || lr_if_addr(&m, family, out))
+		return -ENOENT;
+	pr_info("linerate send: %s has no %s address; source address from its master %s\n", c->ifc.name,
+		family == AF_INET6 ? "IPv6" : "IPv4", m.name);
+	return 0;
 }
 
 /*
@@ -133,7 +159,7 @@ static int prepare(struct lr_tx *c)
 	spec.dst_ip = o->dst_ip;
 	if (o->have_src_ip) {
 		spec.src_ip = o->src_ip;
-	} else if (lr_if_addr(&c->ifc, o->family, &spec.src_ip)) {
+	} else if (lr_if_addr(&c->ifc, o->family, &spec.src_ip) && master_addr(c, o->family, &spec.src_ip)) {
 		return lr_fail(LR_EXIT_USAGE, "send", "%s has no %s address: give --src-ip", o->ifname,
 			    o->family == AF_INET6 ? "IPv6" : "IPv4");
 	}

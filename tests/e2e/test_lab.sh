@@ -22,6 +22,8 @@
 #     receiver's address with its MAC, and send --count 20000 --rate 20kpps over the path counts
 #     exactly (lr_check_exact: tx == rx == sent == 20000, lost 0, ...), with linerate entering the
 #     namespaces itself (--netns)
+#   - bridge: send on vc1, c1's host-side veth (a bridge port without an address, as the host side of
+#     a Docker container's veth is): exact as well, the source address taken from br0
 #   - down exits 0, removes every P-TOPOLOGY-* namespace (ip netns list, ip -all netns exec ip
 #     link), down again exits 0
 #   - up veth --queues 2 --threaded-napi: 2 RX and 2 TX queues on both ends, threaded 1 on the
@@ -183,6 +185,13 @@ check_topology()
 		p=${p%%:*}
 		check_path "$doc" "$p"
 	done
+	if [[ $topo == bridge ]]; then
+		# As against a real Docker container: send on the host side of c1's veth, a bridge port
+		# with no address of its own; the source address comes from its bridge, br0.
+		lr_log "== bridge: send on vc1 (c1's host-side veth, a port of br0, no address)"
+		lr_exchange "$PFX-bridge-host" vc1 "$PFX-bridge-c1" eth0 198.18.2.2 "$COUNT" --rate 20kpps
+		lr_check_exact "$COUNT" 1
+	fi
 
 	lab_run down down "$topo" --prefix "$PFX"
 	lr_check "$topo: down exit code" "$LAB_RC" == 0
