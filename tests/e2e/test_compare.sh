@@ -15,7 +15,7 @@
 #   - compare.csv has the header and one row per cell: status ok, max_rx_pps > 0, 0 <= loss_pct <= 100,
 #     a zero-loss rate found and no higher than the maximum the sender reached (plus the resolution)
 #   - compare.json is an object with one cell per path
-#   - compare.png is a real PNG (magic bytes) and compare.svg an SVG
+#   - compare.png is a real PNG (magic bytes) and compare.svg an SVG; compare.txt has a bar per cell
 #   - bad usage (unknown path) exits 2 before any lab is made
 #   - veth-host with afxdp, --threaded-napi, --always-search and iperf3: exit 0, threaded NAPI in the
 #     CSV, the zero-loss rate from a search of 1..6 trials and no higher than the maximum, a TCP
@@ -110,6 +110,7 @@ lr_check "compare.json: no failure counted" "$(lr_jget "$OUT/compare.json" .fail
 lr_check "compare.png: PNG magic bytes" "$(od -An -tx1 -N8 "$OUT/compare.png" 2>/dev/null | tr -d ' \n')" == 89504e470d0a1a0a
 lr_check_cmd "compare.png: file(1) says PNG" grep -q 'PNG image data' <(file -b "$OUT/compare.png")
 lr_check_cmd "compare.svg: an SVG document" grep -q '<svg' "$OUT/compare.svg"
+lr_check "compare.txt: one bar per cell" "$(grep -cE '^  [a-z0-9-]+( [0-9]+)? +packet +#+ +[0-9.]+$' "$OUT/compare.txt")" == ${#PATHS[@]}
 
 lr_check "no lab namespace left (prefix $PREFIX)" "$(leftover | wc -l)" == 0
 
