@@ -22,6 +22,9 @@ struct lr_container_spec {
 	char ifname[IF_NAMESIZE];	/* "" when the spec names none */
 };
 
+/* The first non-blank line of @s, unprintable bytes as '?', for messages. */
+void lr_container_first_line(const char *s, char *line, size_t len);
+
 /* True when @s starts with "container:" (it is then for lr_container_spec_parse()). */
 bool lr_container_is_spec(const char *s);
 /*
