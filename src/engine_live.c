@@ -323,9 +323,10 @@ static int live_tx(struct lr_worker *w, unsigned int budget)
 	/*
 	 * An unpaced run is long and not interruptible by the clock: keep it
 	 * inside the deadline at the last run's speed. (Paced runs carry one
-	 * slice, and the pacer already sized them to the clock.)
+	 * slice, and the pacer already sized them to the clock. Markers go
+	 * after the deadline, all of them.)
 	 */
-	if (!w->pps && *w->deadline_ns) {
+	if (!w->pps && !w->eot_phase && *w->deadline_ns) {
 		uint64_t now = lr_now_ns(), left = *w->deadline_ns > now ? *w->deadline_ns - now : 0;
 
 		budget = (unsigned int)lr_run_fit(budget, left, x->ns_per_frame);
@@ -377,36 +378,11 @@ static int live_drain(struct lr_worker *w)
 	return 0;	/* nothing in flight: a run returns when its frames were handed to the device */
 }
 
-/*
- * Redirected frames the device could not take. A veth counts those its
- * peer's ring had no room for in tx_queue_N_xdp_xmit_errors and adds the
- * same frames to its tx_dropped (veth_get_stats64), so on a veth tx_dropped
- * alone is the count; summing both would report every drop twice. Other
- * drivers keep XDP xmit errors apart from tx_dropped where they have them.
- */
-static int live_dev_drops(const struct lr_if *ifc, uint64_t *out)
-{
-	struct lr_ethtool_stats st;
-	uint64_t v, sum = 0;
-	unsigned int q;
-
-	if (lr_if_stat(ifc->name, "tx_dropped", &sum))
-		sum = 0;
-	if (strcmp(ifc->driver, "veth") && !lr_if_ethtool_stats(ifc->name, &st)) {
-		for (q = 0; q < 4096 && !lr_ethtool_stats_findq(&st, "tx_queue_%u_xdp_xmit_errors", q, &v); q++)
-			sum += v;
-		lr_ethtool_stats_free(&st);
-	}
-	*out = sum;
-	return 0;
-}
-
 const struct lr_engine_ops lr_engine_live = {
 	.name = "live",
 	.drops_completed = true,
 	.batch = LIVE_BATCH,
 	.slice_ns = LIVE_SLICE_NS,
-	.dev_drops = live_dev_drops,
 	.probe = live_probe,
 	.open = live_open,
 	.tx = live_tx,

@@ -82,11 +82,22 @@ static inline uint32_t slot_status(const struct tpacket2_hdr *h)
 }
 
 /*
- * Slots as large as the frame plus the TPACKET_V2 header, a power of two
+ * Slots as large as the longest frame plus the TPACKET_V2 header, a power of two
  * and at least 2 KiB; blocks of whole slots and pages, at least 64 KiB. A
  * block is one kernel allocation; if the kernel cannot find the memory,
  * retry with half the slots (as netsniff-ng does).
  */
+/* The longest frame this worker sends: the template's, or a replay's longest. */
+static unsigned int max_frame_len(const struct lr_worker *w)
+{
+	unsigned int i, len = w->tmpl->len;
+
+	for (i = 0; w->replay && i < w->replay->fr->n; i++)
+		if (w->replay->fr->f[i].len > len)
+			len = w->replay->fr->f[i].len;
+	return len;
+}
+
 static int ring_setup(struct lr_worker *w, struct pkt_priv *p)
 {
 	unsigned int page = (unsigned int)sysconf(_SC_PAGESIZE);
@@ -94,7 +105,7 @@ static int ring_setup(struct lr_worker *w, struct pkt_priv *p)
 	struct tpacket_req req;
 	int err;
 
-	while (slot < p->data_off + w->tmpl->len)
+	while (slot < p->data_off + max_frame_len(w))
 		slot <<= 1;
 	block = slot > page ? slot : page;
 	while (block < MIN_BLOCK)
@@ -144,7 +155,7 @@ static int ring_setup(struct lr_worker *w, struct pkt_priv *p)
  */
 static void sndbuf_setup(struct lr_worker *w, struct pkt_priv *p)
 {
-	int want = (int)(p->nslots * (w->tmpl->len + SKB_OVERHEAD)), have = 0;
+	int want = (int)(p->nslots * (max_frame_len(w) + SKB_OVERHEAD)), have = 0;
 	socklen_t len = sizeof(have);
 
 	if (!getsockopt(p->fd, SOL_SOCKET, SO_SNDBUF, &have, &len) && have >= want)

@@ -74,6 +74,7 @@ struct step_result {
 	unsigned int rep;
 	double window_s;
 	uint64_t tx_queued, tx_completed, tx_accepted;
+	uint64_t tx_dev_dropped;	/* data frames the sending device dropped (before the markers) */
 	double tx_pps;
 	unsigned int nworkers;
 	unsigned int wq[LR_MAX_WORKERS], wcpu[LR_MAX_WORKERS];
@@ -372,11 +373,11 @@ static void guess_limit(const struct run_ctx *r, struct step_result *s)
 	if (s->rx.res.ring_drops)
 		snprintf(s->limit, sizeof(s->limit), "receiver's AF_PACKET ring full (%llu dropped)",
 			 (unsigned long long)s->rx.res.ring_drops);
-	else if (s->txdev.tx_dropped || s->rx.dev.rx_dropped || s->rx.dev.drv_drops)
-		snprintf(s->limit, sizeof(s->limit), "receive side: device dropped %llu (tx end %llu, rx end %llu+%llu)",
-			 (unsigned long long)(s->txdev.tx_dropped + s->rx.dev.rx_dropped + s->rx.dev.drv_drops),
-			 (unsigned long long)s->txdev.tx_dropped, (unsigned long long)s->rx.dev.rx_dropped,
-			 (unsigned long long)s->rx.dev.drv_drops);
+	else if (s->tx_dev_dropped || s->rx.dev.rx_dropped || s->rx.dev.drv_drops)
+		/* not summed: on a veth one frame refused by a full ring counts at both ends and in the driver's stats */
+		snprintf(s->limit, sizeof(s->limit), "receive side: devices dropped frames (tx end %llu, rx end %llu, "
+			 "rx driver counters %llu)", (unsigned long long)s->tx_dev_dropped,
+			 (unsigned long long)s->rx.dev.rx_dropped, (unsigned long long)s->rx.dev.drv_drops);
 	else if (s->rx.res.lost > 0)
 		snprintf(s->limit, sizeof(s->limit), "the path between the devices lost %lld",
 			 (long long)s->rx.res.lost);
@@ -501,9 +502,22 @@ static int run_phase(struct run_ctx *r, unsigned int size, uint64_t pps, uint64_
 			}
 		}
 	}
-	s->tx_accepted = s->tx_completed;
-	if (lr_tx_ops(tx[0])->drops_completed)
-		s->tx_accepted -= s->txdev.tx_dropped < s->tx_completed ? s->txdev.tx_dropped : s->tx_completed;
+	/*
+	 * Data frames the sending device dropped: its tx_dropped when the last
+	 * stream's data was done, before the end-of-test markers (which a full
+	 * ring may turn away too), less the reading at the start. Engines that
+	 * resend what the device pushed back (AF_PACKET) lost none of them.
+	 */
+	if (lr_tx_ops(tx[0])->drops_completed) {
+		uint64_t at_end = d0.tx_dropped, v;
+
+		for (i = 0; i < cfg->nstreams; i++)
+			if (!lr_tx_dropped_at_data_end(tx[i], &v) && v > at_end)
+				at_end = v;
+		s->tx_dev_dropped = at_end - d0.tx_dropped;
+	}
+	s->tx_accepted = s->tx_completed -
+			 (s->tx_dev_dropped < s->tx_completed ? s->tx_dev_dropped : s->tx_completed);
 	s->window_s = end > start ? (double)(end - start) / NS : 0;
 	s->tx_pps = s->window_s > 0 ? s->tx_accepted / s->window_s : 0;
 	{
@@ -577,6 +591,9 @@ static int run_step(struct run_ctx *r, unsigned int size, uint64_t pps, uint64_t
 	ret = run_phase(r, size, pps, window_ns, s);
 	if (ret)
 		return ret;
+	/* a step cut short by a signal is not a result */
+	if (lr_stop)
+		return LR_EXIT_RUNTIME;
 	judge(r, s);
 	r->nsteps++;
 	*out = s;
@@ -660,6 +677,9 @@ static int run_search(struct run_ctx *r)
 				ss->found = true;
 				if (ss->ntrials == 1)
 					break;	/* the upper bound itself passes */
+				/* the sender fell short: higher offers would only repeat this trial */
+				if (s->offered_pps && t < s->offered_pps)
+					break;
 			} else {
 				hi = rate;
 				if (ss->ntrials == 1)

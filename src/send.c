@@ -383,11 +383,9 @@ static int queue_counters(const struct lr_tx *c, uint64_t *out)
 	return ret;
 }
 
-/* The device's drop counter for this engine's frames: tx_dropped, or what the engine names. */
+/* The device's drop counter (tx_dropped: on a veth it also holds the XDP frames its peer's ring refused). */
 static int dev_drops(const struct lr_tx *c, uint64_t *out)
 {
-	if (c->ops->dev_drops)
-		return c->ops->dev_drops(&c->ifc, out);
 	return lr_if_stat(c->o->ifname, "tx_dropped", out);
 }
 
@@ -468,6 +466,14 @@ void lr_tx_join(struct lr_tx *c)
 			pthread_join(c->ws[i].thread, NULL);
 			c->ws[i].started = false;
 		}
+}
+
+int lr_tx_dropped_at_data_end(const struct lr_tx *c, uint64_t *out)
+{
+	if (!c->have_dropped_data)
+		return -ENODATA;
+	*out = c->tx_dropped_data;
+	return 0;
 }
 
 const struct lr_engine_ops *lr_tx_ops(const struct lr_tx *c)
@@ -573,8 +579,10 @@ static int summary(struct lr_tx *c)
 		o->replay[0] ? " (mean of the capture)" : "",
 		o->flows, o->flows == 1 ? "" : "s", c->mac_how);
 	fprintf(stderr, "  sent      %llu frames in %.3f s, accepted by the device\n", (unsigned long long)packets, secs);
-	fprintf(stderr, "  ring      %llu queued, %llu completed, %llu dropped by the device, %llu in flight at end\n",
+	/* where the engine resends what the device pushed back (AF_PACKET), tx_dropped counts attempts, not losses */
+	fprintf(stderr, "  ring      %llu queued, %llu completed, %llu %s, %llu in flight at end\n",
 		(unsigned long long)queued, (unsigned long long)completed, (unsigned long long)dropped,
+		c->ops->drops_completed ? "dropped by the device" : "pushed back by the device and resent",
 		(unsigned long long)(queued - completed));
 	fprintf(stderr, "  rate      %s pps, %.3f Gbit/s L2, %.3f Gbit/s L1\n", lr_fmt_si(pps, b1, sizeof(b1)),
 		pps * c->frame_bytes * 8 / 1e9, pps * (c->frame_bytes + 20) * 8 / 1e9);

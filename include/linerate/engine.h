@@ -18,15 +18,16 @@ struct lr_engine_ops {
 	const char *name;	/* "afxdp", "packet", ... */
 	/*
 	 * true: a frame the device drops (tx_dropped) was still completed, so
-	 * it is subtracted from what was sent (AF_XDP copy mode). false: the
+	 * it is subtracted from what was sent (AF_XDP copy mode; live, whose
+	 * redirected frames a full veth ring refuses: veth counts those in
+	 * tx_dropped, and in tx_queue_N_xdp_xmit_errors too, so tx_dropped
+	 * alone is the count). false: the
 	 * engine retries such frames itself (AF_PACKET sets the slot back to
 	 * SEND_REQUEST), so tx_dropped counts retries, not losses.
 	 */
 	bool drops_completed;
 	unsigned int batch;	/* frames per tx() at full speed, 0: --batch */
 	uint64_t slice_ns;	/* paced: the least time one tx() should cover (bursts of rate x slice) */
-	/* Frames the device dropped so far (a counter to diff); NULL: the interface's tx_dropped. */
-	int (*dev_drops)(const struct lr_if *ifc, uint64_t *out);
 	/* Can it run here? 0, or -errno with the reason in @why. */
 	int (*probe)(const struct lr_if *ifc, const struct lr_send_opts *o, char *why, size_t len);
 	/* One socket/ring per worker/queue; message in w->errmsg on failure. */

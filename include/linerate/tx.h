@@ -30,6 +30,12 @@ void lr_tx_close(struct lr_tx *t);
 /* Samples for a pcap: one in @every frames, or the first @count, into @smp (rings @producer + worker index). */
 void lr_tx_sample(struct lr_tx *t, struct lr_sampler *smp, unsigned int producer, uint64_t every, uint64_t count);
 
+/*
+ * The interface's tx_dropped as read when the last worker's data was done,
+ * before any end-of-test marker: diff it with a reading taken before the
+ * start for the data frames the device dropped. -ENODATA if not taken.
+ */
+int lr_tx_dropped_at_data_end(const struct lr_tx *t, uint64_t *out);
 const struct lr_engine_ops *lr_tx_ops(const struct lr_tx *t);
 const char *lr_tx_mode(const struct lr_tx *t);
 const struct lr_worker *lr_tx_workers(const struct lr_tx *t, unsigned int *n);
