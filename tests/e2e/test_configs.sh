@@ -81,6 +81,7 @@ for args in "--check $LR_TMP/bad.ini" "$LR_TMP/bad.ini" "$LR_TMP/missing.ini"; d
 	"$LINERATE" run $args >"$LR_TMP/bad.out" 2>"$LR_TMP/bad.err" || RC=$?
 	lr_check "run $args: exit code" "$RC" == 2
 	lr_check "run $args: one line on stderr" "$(wc -l <"$LR_TMP/bad.err")" == 1
+	lr_check_cmd "run $args: the line names the file (and line)" grep -Eq "bad.ini:5: |missing.ini" "$LR_TMP/bad.err"
 done
 lr_check_cmd "a bad value is reported as FILE:LINE" grep -q "^$LR_TMP/bad.ini:5: " <(
 	"$LINERATE" run --check "$LR_TMP/bad.ini" 2>&1)

@@ -198,6 +198,8 @@ lr_check "CLI that never answers: given up after ~10 s (ms)" $(((T1 - T0) / 1000
 HANG_PID=$(cat "$LR_TMP/hang.pid" 2>/dev/null || echo none)
 lr_check_cmd "CLI that never answers: its process ($HANG_PID) was stopped" \
 	eval '[[ $HANG_PID =~ ^[0-9]+$ ]] && ! kill -0 "$HANG_PID" 2>/dev/null'
+# should it have survived, it is ours to end (by PID)
+[[ $HANG_PID =~ ^[0-9]+$ ]] && kill "$HANG_PID" 2>/dev/null || true
 
 lr_log "== interfaces that are not the container's veth to us"
 bad "unknown interface" 2 "^linerate veth: container:web has no interface 'nosuch0'\$" \
@@ -246,9 +248,9 @@ bad "probe --netns container:web, no CLI" 2 '^linerate probe: container:web: no 
 bad "probe --netns container:web:eth0" 2 "^linerate probe: 'container:web:eth0': a network namespace is container:NAME" \
 	"$LINERATE" probe -i eth0 --netns container:web:eth0
 bad "recv --netns container:nosuch" 2 '^linerate recv: container:nosuch: docker: Error: No such object: nosuch$' \
-	"$LINERATE" recv -i eth0 --netns container:nosuch --duration 1s
+	"${IN_HOST[@]}" "$LINERATE" recv -i eth0 --netns container:nosuch --duration 1s
 bad "send --netns container:stopped" 2 '^linerate send: container:stopped is not running$' \
-	"$LINERATE" send -i eth0 --netns container:stopped --dst-ip 198.18.0.1 --count 1
+	"${IN_HOST[@]}" "$LINERATE" send -i eth0 --netns container:stopped --dst-ip 198.18.0.1 --count 1
 
 lr_log "== 5000 frames at 10 kpps into the container, the sender on \$(linerate veth container:web)"
 SEND_IF=$("${IN_HOST[@]}" "$LINERATE" veth container:web)

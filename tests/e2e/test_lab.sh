@@ -263,8 +263,8 @@ lr_check "failed up: namespaces left" "$(our_namespaces "$PFX" | wc -l)" == 0
 
 lr_log "== nothing left"
 lr_check "namespaces with prefix $PFX" "$(our_namespaces "$PFX" | wc -l)" == 0
-# Other tests may run a live sender meanwhile; its lrlive* tap is not ours to judge.
-NEW_LINKS=$(comm -13 <(printf '%s\n' "$ROOT_LINKS") <(root_links) | grep -v '^lrlive' | tr '\n' ' ' || true)
+# e2e tests run one at a time (RUN_SERIAL): any new link here, a live sender's tap included, is a leak.
+NEW_LINKS=$(comm -13 <(printf '%s\n' "$ROOT_LINKS") <(root_links) | tr '\n' ' ' || true)
 lr_check "new links in the root namespace" "${NEW_LINKS:-none}" == none
 NEW_ADDRS=$(comm -13 <(printf '%s\n' "$ROOT_ADDRS") <(root_addrs) | tr '\n' ' ' || true)
 lr_check "new IPv4 addresses in the root namespace" "${NEW_ADDRS:-none}" == none

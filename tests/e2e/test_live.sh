@@ -21,7 +21,7 @@
 #     tx.packets + device_tx_dropped == queued, rx.lost == device_tx_dropped == the receiving
 #     veth's rx_dropped delta less the markers it turned away (drops at the full peer ring counted
 #     once, and not as sent; markers' drops are not data drops)
-#   - auto at full rate picks live (the start line says so)
+#   - auto at full rate picks live (the start line says so) and counts exactly
 #   - --rate 20k for 3 s: sent and received rates within 2 % of it, nothing lost
 #   - through a router whose nftables rule drops every 50th data frame (linerate recv --pass on the
 #     router's veth so it takes XDP frames; the router rewrites frames in place): rx.lost == nft
@@ -96,6 +96,7 @@ lr_log "== auto at full rate"
 unset LR_SEND_ENGINE LR_RECV_ENGINE
 export LR_EXPECT_SEND=live
 lr_exchange "$SND" snd0 "$RCV" rcv0 198.18.0.2 50000 --flows 2 --rate max
+lr_check_exact 50000 2
 lr_check "auto: engine" "$(lr_jget "$LR_TMP/send.json" .engine)" == live
 lr_check_cmd "auto: the start line names live" grep -q "engine live" "$LR_TMP/send.err"
 unset LR_EXPECT_SEND
@@ -140,7 +141,9 @@ ip -n "$RTR" neigh replace 198.18.0.14 lladdr "$(lr_mac "$R3" r3)" dev rr nud pe
 rm -f "$LR_TMP/rready"
 lr_spawn rtrrecv ip netns exec "$RTR" "$LINERATE" recv -i rs --pass --duration 60 --ready-file "$LR_TMP/rready" -q
 lr_wait_for_file "$LR_TMP/rready" 15 "$LR_LAST_PID" || lr_die "the router's recv never became ready"
-ip netns exec "$RTR" nft -f - <<'NFT' || lr_kernel_lacks "nftables"
+ip netns exec "$RTR" nft add table ip lrprobe 2>/dev/null || lr_kernel_lacks "nftables"
+ip netns exec "$RTR" nft delete table ip lrprobe
+ip netns exec "$RTR" nft -f - <<'NFT' || lr_die "the router's nftables rules did not load"
 table ip lrlive {
 	counter lr_drop { }
 	chain forward_lr {

@@ -173,18 +173,22 @@ lr_check "unwritable --pcap: lines of output" "$(cat "$LR_TMP/bad.out" "$LR_TMP/
 lr_check_cmd "unwritable --pcap: never ready" test ! -e "$LR_TMP/ready.bad"
 lr_check_cmd "unwritable --pcap: no XDP program on rcv0" eval '! lr_xdp_attached "$RCV" rcv0'
 
-# Bad values: one line, exit 2.
+# Bad values: one line naming the option, exit 2 (in the receiver's namespace, where rcv0 exists,
+# so an unknown interface cannot pass for the error).
 bad_args()
 {
-	local rc=0
+	local rc=0 want=$1
 
-	"$LINERATE" recv -i rcv0 "$@" >"$LR_TMP/arg.out" 2>"$LR_TMP/arg.err" || rc=$?
+	shift
+	ip netns exec "$RCV" "$LINERATE" recv -i rcv0 "$@" >"$LR_TMP/arg.out" 2>"$LR_TMP/arg.err" || rc=$?
 	lr_check "recv $* : exit code" "$rc" == 2
 	lr_check "recv $* : lines of output" "$(cat "$LR_TMP/arg.out" "$LR_TMP/arg.err" | wc -l)" == 1
+	lr_check_cmd "recv $* : the line names $want" grep -q -- "$want" "$LR_TMP/arg.err"
 }
-bad_args --pcap "$LR_TMP/x.pcap" --snaplen 63
-bad_args --pcap "$LR_TMP/x.pcap" --snaplen 9019
-bad_args --pcap "$LR_TMP/x.pcap" --pcap-every 0
-bad_args --pcap "$LR_TMP/x.pcap" --pcap-max-bytes lots
-bad_args --pcap-every 10
+bad_args --snaplen --pcap "$LR_TMP/x.pcap" --snaplen 63
+bad_args --snaplen --pcap "$LR_TMP/x.pcap" --snaplen 9019
+bad_args --pcap-every --pcap "$LR_TMP/x.pcap" --pcap-every 0
+bad_args --pcap-max-bytes --pcap "$LR_TMP/x.pcap" --pcap-max-bytes lots
+bad_args --pcap-every --pcap-every 10
+lr_check_cmd "no XDP program on rcv0 after the bad arguments" eval '! lr_xdp_attached "$RCV" rcv0'
 lr_finish

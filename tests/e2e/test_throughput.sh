@@ -38,11 +38,14 @@ ip -n "$CTR" route add 198.18.0.0/30 via 198.18.0.5
 ip netns exec "$RTR" sysctl -qw net.ipv4.ip_forward=1
 ip -n "$RTR" neigh replace 198.18.0.6 lladdr "$(lr_mac "$CTR" veth-c)" dev veth-rc nud permanent
 
+ip netns exec "$RTR" nft add table ip lrprobe 2>/dev/null || lr_kernel_lacks "nftables"
+ip netns exec "$RTR" nft delete table ip lrprobe
+
 # rules RULE: the router's only filter, on test data frames (magic 0x4c52) so markers always pass
 rules()
 {
 	ip netns exec "$RTR" nft delete table ip lrtp 2>/dev/null || true
-	ip netns exec "$RTR" nft -f - <<NFT || lr_kernel_lacks "nftables"
+	ip netns exec "$RTR" nft -f - <<NFT || lr_die "the router's nftables rules did not load"
 table ip lrtp {
 	chain forward_lr {
 		type filter hook forward priority filter; policy accept;
@@ -76,7 +79,7 @@ for i in 0 1; do
 	lr_check "$size B: first trial at the 200 kpps bound" "$(jq ".throughput[$i].trials[0].offered_pps" "$J")" == 200000
 	lr_check "$size B: first trial lossy" "$(jq ".throughput[$i].trials[0].rx.lost > 0" "$J")" == true
 	lr_check "$size B: the found rate's trial lost nothing" \
-		"$(jq "[.throughput[$i].trials[] | select(.offered_pps == $rate)][0].rx.lost" "$J")" == 0
+		"$(jq "[.throughput[$i].trials[] | select(.offered_pps == $(jq ".throughput[$i].offered_pps" "$J"))][0].rx.lost" "$J")" == 0
 	lr_check "$size B: at most 10 trials" "$(jq ".throughput[$i].trials | length" "$J")" "<=" 10
 done
 
