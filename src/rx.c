@@ -24,6 +24,7 @@
 struct recv_ctx {
 	struct lr_rx rx;
 	uint64_t start_ns, end_ns;
+	bool pcap_lost;	/* the capture could not be completed and was removed */
 };
 
 /* Totals over all flows, with the sender's end-of-test numbers settled in. */
@@ -280,7 +281,9 @@ static int report(struct recv_ctx *c)
 		fprintf(stderr, "  sent      unknown (no end-of-test marker): loss counts sequence gaps only\n");
 	fprintf(stderr, "  lost      %lld  reordered %llu  duplicates %llu  foreign %llu\n", (long long)r.lost,
 		(unsigned long long)r.late, (unsigned long long)r.dups, (unsigned long long)r.foreign);
-	if (o->pcap[0]) {
+	if (o->pcap[0] && c->pcap_lost) {
+		fprintf(stderr, "  pcap      none kept: writing %s failed (below)\n", o->pcap);
+	} else if (o->pcap[0]) {
 		fprintf(stderr, "  pcap      %llu samples written to %s (one in %llu data frames%s; snaplen %u)\n",
 			(unsigned long long)r.pcap_written, o->pcap, (unsigned long long)(o->pcap_every ? o->pcap_every : 1),
 			o->pcap_foreign ? ", every foreign frame" : "", o->snaplen);
@@ -341,8 +344,8 @@ static int report(struct recv_ctx *c)
 	pcap = NULL;
 	if (o->pcap[0]) {
 		pcap = json_object_new_object();
-		json_object_object_add(pcap, "file", json_object_new_string(o->pcap));
-		json_object_object_add(pcap, "samples", json_object_new_uint64(r.pcap_written));
+		json_object_object_add(pcap, "file", c->pcap_lost ? NULL : json_object_new_string(o->pcap));
+		json_object_object_add(pcap, "samples", json_object_new_uint64(c->pcap_lost ? 0 : r.pcap_written));
 		json_object_object_add(pcap, "dropped", json_object_new_uint64(r.pcap_dropped));
 		json_object_object_add(pcap, "capped", json_object_new_uint64(r.pcap_capped));
 		json_object_object_add(pcap, "every", json_object_new_uint64(o->pcap_every ? o->pcap_every : 1));
@@ -501,6 +504,7 @@ int lr_cmd_recv(const struct lr_recv_opts *o)
 	/* a signal ends the loop too: the capture is renamed into place on this path as well */
 	c.rx.ops->stop(&c.rx);
 	cret = capture_close(&c.rx, err, sizeof(err));
+	c.pcap_lost = cret != 0;
 	ret = report(&c);
 	if (cret)
 		ret = lr_fail(LR_EXIT_RUNTIME, "recv", "--pcap: %s", err);
