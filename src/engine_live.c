@@ -43,10 +43,8 @@
 struct live_priv {
 	struct live *skel;
 	int prog_fd;
-	int ncpus;
 	bool eot;	/* the program is stamping markers */
 	uint64_t ns_per_frame;	/* of the last run, to fit runs before the deadline */
-	struct lr_live_state *st;	/* one lookup's worth: every CPU's state */
 	int tap_fd, link_fd;	/* the holding tap and the program's link to it, -1 when none */
 };
 
@@ -99,7 +97,7 @@ int lr_live_try(int ifindex, char *why, size_t len)
 		snprintf(why, len, "cannot open the embedded live program: %s", strerror(-ret));
 		return ret;
 	}
-	/* no flows in the per-CPU state: the program aborts on the frame, nothing is redirected */
+	/* no flows in the state: the program aborts on the frame, nothing is redirected */
 	skel->rodata->cfg_ifindex = (__u32)ifindex;
 	ret = live__load(skel);
 	if (ret) {
@@ -151,45 +149,27 @@ static int live_probe(const struct lr_if *ifc, const struct lr_send_opts *o, cha
 	return ret;
 }
 
-static int set_state(struct lr_worker *w, struct live_priv *x, bool eot)
+/*
+ * The program's state lives in its .bss, which the skeleton maps into this
+ * process: set and read with plain memory accesses between runs, no syscall.
+ */
+static void set_state(struct lr_worker *w, struct live_priv *x, bool eot)
 {
-	struct lr_live_state *st;
-	__u32 key = 0;
-	int ret, c;
+	struct lr_live_state *st = &x->skel->bss->live_st;
 
-	st = calloc((size_t)x->ncpus, sizeof(*st));
-	if (!st)
-		return -ENOMEM;
-	ret = bpf_map__lookup_elem(x->skel->maps.live_state, &key, sizeof(key), st, sizeof(*st) * (size_t)x->ncpus, 0);
-	if (ret) {
-		free(st);
-		return -errno;
-	}
-	c = (int)w->cpu;
-	st[c].first = w->flow_first;
-	st[c].stride = w->flow_stride;
-	st[c].nflows = w->nflows;
-	st[c].cur = 0;
-	st[c].flows_total = w->flows_total;
-	st[c].eot = eot;
-	ret = bpf_map__update_elem(x->skel->maps.live_state, &key, sizeof(key), st, sizeof(*st) * (size_t)x->ncpus, 0);
-	free(st);
+	st->first = w->flow_first;
+	st->stride = w->flow_stride;
+	st->nflows = w->nflows;
+	st->cur = 0;
+	st->flows_total = w->flows_total;
+	st->eot = eot;
 	x->eot = eot;
-	return ret ? -errno : 0;
 }
 
-/* Frames the program sent on this worker's CPU so far. */
-static int read_sent(struct lr_worker *w, struct live_priv *x, uint64_t *out)
+/* Frames the program stamped and redirected so far. */
+static uint64_t read_sent(const struct live_priv *x)
 {
-	__u32 key = 0;
-
-	if (bpf_map__lookup_elem(x->skel->maps.live_state, &key, sizeof(key), x->st,
-				 sizeof(*x->st) * (size_t)x->ncpus, 0)) {
-		snprintf(w->errmsg, sizeof(w->errmsg), "live: cannot read the per-CPU state: %s", strerror(errno));
-		return -errno;
-	}
-	*out = x->st[w->cpu].sent;
-	return 0;
+	return __atomic_load_n(&x->skel->bss->live_st.sent, __ATOMIC_RELAXED);
 }
 
 static void hold_release(struct live_priv *x)
@@ -209,7 +189,6 @@ static void live_close(struct lr_worker *w)
 		return;
 	hold_release(x);
 	live__destroy(x->skel);
-	free(x->st);
 	free(x);
 	w->engine = NULL;
 }
@@ -224,24 +203,13 @@ static int live_open(struct lr_worker *w)
 		snprintf(w->errmsg, sizeof(w->errmsg), "live: replays a template only, not a capture");
 		return -EOPNOTSUPP;
 	}
-	if ((int)w->cpu >= libbpf_num_possible_cpus()) {
-		snprintf(w->errmsg, sizeof(w->errmsg), "live: CPU %u does not exist", w->cpu);
-		return -EINVAL;
-	}
 	x = calloc(1, sizeof(*x));
 	if (!x)
 		return -ENOMEM;
-	x->ncpus = libbpf_num_possible_cpus();
-	x->st = calloc((size_t)x->ncpus, sizeof(*x->st));
-	if (!x->st) {
-		free(x);
-		return -ENOMEM;
-	}
 	x->skel = live__open();
 	if (!x->skel) {
 		ret = -errno;
 		snprintf(w->errmsg, sizeof(w->errmsg), "live: cannot open the embedded BPF object: %s", strerror(-ret));
-		free(x->st);
 		free(x);
 		return ret;
 	}
@@ -286,11 +254,7 @@ static int live_open(struct lr_worker *w)
 		}
 	}
 	w->engine = x;
-	ret = set_state(w, x, false);
-	if (ret) {
-		snprintf(w->errmsg, sizeof(w->errmsg), "live: cannot set up the per-CPU state: %s", strerror(-ret));
-		goto fail;
-	}
+	set_state(w, x, false);
 	w->mode = "prog_run";
 	return 0;
 fail:
@@ -299,7 +263,6 @@ fail:
 	w->slice_ns = 0;
 	hold_release(x);
 	live__destroy(x->skel);
-	free(x->st);
 	free(x);
 	return ret;
 }
@@ -312,13 +275,11 @@ static int live_tx(struct lr_worker *w, unsigned int budget)
 	LIBBPF_OPTS(bpf_test_run_opts, opts,
 		.data_in = w->tmpl->data,
 		.data_size_in = w->tmpl->len,
-		.repeat = (int)budget,
 		.flags = BPF_F_TEST_XDP_LIVE_FRAMES,
 		.batch_size = LIVE_KERNEL_BATCH,
 	);
-	int ret;
-
 	uint64_t before, after, t0;
+	int ret;
 
 	/*
 	 * An unpaced run is long and not interruptible by the clock: keep it
@@ -334,16 +295,10 @@ static int live_tx(struct lr_worker *w, unsigned int budget)
 	opts.repeat = (int)budget;
 	if (!budget)
 		return 0;
-	if (w->eot_phase != x->eot) {
-		ret = set_state(w, x, w->eot_phase);
-		if (ret)
-			return ret;
-	}
-	ret = read_sent(w, x, &before);
-	if (ret)
-		return ret;
+	if (w->eot_phase != x->eot)
+		set_state(w, x, w->eot_phase);
+	before = read_sent(x);
 	t0 = lr_now_ns();
-	/* runs on this CPU: the worker is pinned, so the per-CPU flow state is its own */
 	if (bpf_prog_test_run_opts(x->prog_fd, &opts)) {
 		ret = -errno;
 		if (ret != -EINTR) {
@@ -355,12 +310,9 @@ static int live_tx(struct lr_worker *w, unsigned int budget)
 	/*
 	 * Count what the program stamped and redirected, not what was asked:
 	 * a signal ends a run early. What the device then dropped is read from
-	 * its xmit error counters at the end (drops_completed).
+	 * its tx_dropped at the end (drops_completed).
 	 */
-	ret = read_sent(w, x, &after);
-	if (ret)
-		return ret;
-	after -= before;
+	after = read_sent(x) - before;
 	if (after)
 		x->ns_per_frame = (lr_now_ns() - t0) / after + 1;
 	if (w->eot_phase) {

@@ -17,31 +17,22 @@ const volatile __u32 cfg_head_words;
 const volatile __u32 cfg_hold_ifindex;
 
 /*
- * Per CPU, because each worker thread is pinned and runs the program on its
- * own CPU: its share of the flows, where it is in them, and what it sent.
+ * In .bss, which the engine reads and writes through the skeleton's memory
+ * map, with no syscall: each worker loads its own copy of this program and
+ * runs it on its own pinned CPU only, so there is one writer at a time and
+ * the engine looks only between runs. live_seq[k] counts the frames sent on
+ * the worker's k-th flow (flow first + k * stride).
  */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct lr_live_state);
-} live_state SEC(".maps");
-
-/* Frames sent per flow, per CPU: a flow belongs to one worker, so one CPU's slot is its sequence. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, LR_MAX_FLOWS);
-	__type(key, __u32);
-	__type(value, __u64);
-} live_seq SEC(".maps");
+struct lr_live_state live_st;
+__u64 live_seq[LR_MAX_FLOWS];
 
 SEC("xdp")
 int xdp_live(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data;
 	void *end = (void *)(long)ctx->data_end;
-	struct lr_live_state *s;
-	__u32 key = 0, flow, off = cfg_l4_off;
+	struct lr_live_state *s = &live_st;
+	__u32 k, flow, off = cfg_l4_off;
 	__u64 *seq, sq, tail;
 	__u8 *udp;
 	__u32 i;
@@ -49,8 +40,7 @@ int xdp_live(struct xdp_md *ctx)
 	/* a frame that really came in on the holding tap (it is down: none should) is not ours */
 	if (cfg_hold_ifindex && ctx->ingress_ifindex == cfg_hold_ifindex)
 		return XDP_PASS;
-	s = bpf_map_lookup_elem(&live_state, &key);
-	if (!s || !s->nflows)
+	if (!s->nflows)
 		return XDP_ABORTED;
 	if (off > 256)
 		return XDP_ABORTED;
@@ -73,13 +63,13 @@ int xdp_live(struct xdp_md *ctx)
 		*(__u64 *)((__u8 *)data + 8 * i) = cfg_head[i];
 	}
 
-	flow = s->first + s->cur * s->stride;
+	k = s->cur;
+	if (k >= LR_MAX_FLOWS)
+		return XDP_ABORTED;
+	flow = s->first + k * s->stride;
 	if (++s->cur >= s->nflows)
 		s->cur = 0;
-	key = flow;
-	seq = bpf_map_lookup_elem(&live_seq, &key);
-	if (!seq)
-		return XDP_ABORTED;
+	seq = &live_seq[k];
 	if (s->eot) {
 		sq = *seq;
 		tail = (__u64)s->flows_total << 48;

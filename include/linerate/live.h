@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* State shared by the live-frames BPF program and its engine: one per CPU (= per pinned worker). */
+/* State shared by the live-frames BPF program and its engine: one per worker (its own program). */
 #ifndef LINERATE_LIVE_H
 #define LINERATE_LIVE_H
 
