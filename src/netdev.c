@@ -446,6 +446,8 @@ static void link_facts_cb(const struct nlmsghdr *m, void *arg)
 		l->link = 0;
 	if (nl_attr_s32(tb[IFLA_LINK_NETNSID], &l->link_nsid))
 		l->link_nsid = -1;
+	if (nl_attr_s32(tb[IFLA_MASTER], &l->master))
+		l->master = 0;
 	if (tb[IFLA_LINKINFO]) {
 		nl_parse_attrs(li, IFLA_INFO_MAX, RTA_DATA(tb[IFLA_LINKINFO]), RTA_PAYLOAD(tb[IFLA_LINKINFO]));
 		if (li[IFLA_INFO_KIND])

@@ -60,18 +60,12 @@ static const char *ip_str(int family, const struct in6_addr *a, char *buf, size_
  */
 static int master_addr(const struct lr_tx *c, int family, struct in6_addr *out)
 {
-	char path[64 + IF_NAMESIZE], link[256], err[128];
+	char name[IF_NAMESIZE], err[128];
+	struct lr_if_link l;
 	struct lr_if m;
-	const char *name;
-	ssize_t n;
 
-	snprintf(path, sizeof(path), "/sys/class/net/%s/master", c->ifc.name);
-	n = readlink(path, link, sizeof(link) - 1);
-	if (n <= 0)
-		return -ENOENT;
-	link[n] = '\0';
-	name = strrchr(link, '/') ? strrchr(link, '/') + 1 : link;
-	if (lr_if_open(name, &m, err, sizeof(err)) || lr_if_addr(&m, family, out))
+	if (lr_if_link_get(&c->ifc, &l) || !l.master || !if_indextoname((unsigned int)l.master, name) ||
+	    lr_if_open(name, &m, err, sizeof(err)) || lr_if_addr(&m, family, out))
 		return -ENOENT;
 	pr_info("linerate send: %s has no %s address; source address from its master %s\n", c->ifc.name,
 		family == AF_INET6 ? "IPv6" : "IPv4", m.name);

@@ -72,6 +72,7 @@ struct lr_if_link {
 	unsigned int operstate;	/* IF_OPER_* */
 	int link;	/* IFLA_LINK: for a veth the peer's ifindex (in the peer's namespace); 0 if none */
 	int link_nsid;	/* namespace id of @link as seen from ours; -1 when it is our own */
+	int master;	/* IFLA_MASTER: the bridge (or bond) it is a port of; 0 if none */
 };
 
 int lr_if_link_get(const struct lr_if *ifc, struct lr_if_link *out);
