@@ -198,8 +198,6 @@ fail:
 }
 
 /* Single writer per stats field: a relaxed store is enough for the reader's snapshot. */
-#define STAT_ADD(w, f, n) __atomic_store_n(&(w)->stats.f, (w)->stats.f + (n), __ATOMIC_RELAXED)
-
 static void reap(struct lr_worker *w, struct xsk_priv *x)
 {
 	uint32_t idx, n, i;
@@ -210,7 +208,7 @@ static void reap(struct lr_worker *w, struct xsk_priv *x)
 	for (i = 0; i < n; i++)
 		x->free[x->nfree++] = *xsk_ring_cons__comp_addr(&x->cq, idx + i);
 	xsk_ring_cons__release(&x->cq, n);
-	STAT_ADD(w, completed, n);
+	LR_STAT_ADD(w, completed, n);
 }
 
 /* Copy mode transmits inside sendto(); zero-copy only needs it when the driver asks. */
@@ -223,7 +221,7 @@ static int kick(struct lr_worker *w, struct xsk_priv *x)
 		return 0;
 	if (!xsk_ring_prod__needs_wakeup(&x->tx))
 		return 0;
-	STAT_ADD(w, kicks, 1);
+	LR_STAT_ADD(w, kicks, 1);
 	if (sendto(xsk_socket__fd(x->xsk), NULL, 0, MSG_DONTWAIT, NULL, 0) >= 0)
 		return 0;
 	err = -errno;
@@ -232,7 +230,7 @@ static int kick(struct lr_worker *w, struct xsk_priv *x)
 	case -EBUSY:
 	case -ENOBUFS:
 	case -EINTR:
-		STAT_ADD(w, kick_errors, 1);
+		LR_STAT_ADD(w, kick_errors, 1);
 		return 0;
 	}
 	snprintf(w->errmsg, sizeof(w->errmsg), "afxdp: transmit on %s queue %u failed: %s", w->ifc->name,
@@ -251,7 +249,7 @@ static int afxdp_tx(struct lr_worker *w, unsigned int budget)
 	if (n)
 		n = xsk_ring_prod__reserve(&x->tx, n, &idx);
 	if (n < budget)
-		STAT_ADD(w, ring_full, 1);
+		LR_STAT_ADD(w, ring_full, 1);
 	for (i = 0; i < n; i++) {
 		struct xdp_desc *d = xsk_ring_prod__tx_desc(&x->tx, idx + i);
 		uint64_t addr = x->free[--x->nfree];
@@ -264,9 +262,9 @@ static int afxdp_tx(struct lr_worker *w, unsigned int budget)
 		/* submit publishes the descriptors (store-release on the producer index) */
 		xsk_ring_prod__submit(&x->tx, n);
 		if (w->eot_phase)
-			STAT_ADD(w, eot, n);
+			LR_STAT_ADD(w, eot, n);
 		else
-			STAT_ADD(w, queued, n);
+			LR_STAT_ADD(w, queued, n);
 	}
 	err = kick(w, x);
 	return err ? err : (int)n;

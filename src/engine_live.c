@@ -124,10 +124,7 @@ static int live_probe(const struct lr_if *ifc, const struct lr_send_opts *o, cha
 	int ret;
 
 	(void)o;
-	if (lr_test_disabled("live")) {
-		snprintf(why, len, "disabled by LINERATE_TEST_DISABLE");
-		return -EPERM;
-	}
+	/* (LINERATE_TEST_DISABLE is checked by the engine choice, before any probe) */
 	/* the target must take XDP frames (ndo_xdp_xmit); a veth does only while its peer runs XDP or GRO */
 	ret = lr_if_xdp_features(ifc->ifindex, &feat);
 	if (!ret && !(feat.features & LR_XDP_ACT_NDO_XMIT)) {
@@ -267,8 +264,6 @@ fail:
 	return ret;
 }
 
-#define STAT_ADD(w, f, n) __atomic_store_n(&(w)->stats.f, (w)->stats.f + (n), __ATOMIC_RELAXED)
-
 static int live_tx(struct lr_worker *w, unsigned int budget)
 {
 	struct live_priv *x = w->engine;
@@ -316,11 +311,11 @@ static int live_tx(struct lr_worker *w, unsigned int budget)
 	if (after)
 		x->ns_per_frame = (lr_now_ns() - t0) / after + 1;
 	if (w->eot_phase) {
-		STAT_ADD(w, eot, after);
+		LR_STAT_ADD(w, eot, after);
 	} else {
-		STAT_ADD(w, queued, after);
+		LR_STAT_ADD(w, queued, after);
 	}
-	STAT_ADD(w, completed, after);
+	LR_STAT_ADD(w, completed, after);
 	return (int)after;
 }
 

@@ -341,8 +341,6 @@ out_free:
 }
 
 /* Single writer per stats field: a relaxed store is enough for the reader's snapshot. */
-#define STAT_ADD(w, f, n) __atomic_store_n(&(w)->stats.f, (w)->stats.f + (n), __ATOMIC_RELAXED)
-
 /*
  * A slot we set to SEND_REQUEST is completed once it reads AVAILABLE again:
  * the skb destructor stores that when the driver has freed the frame.
@@ -373,7 +371,7 @@ static int reap(struct lr_worker *w, struct pkt_priv *p)
 		n++;
 	}
 	if (n)
-		STAT_ADD(w, completed, n);
+		LR_STAT_ADD(w, completed, n);
 	return 0;
 }
 
@@ -389,7 +387,7 @@ static int kick(struct lr_worker *w, struct pkt_priv *p)
 	last = p->head ? p->head - 1 : p->nslots - 1;
 	if ((slot_status(slot(p, last)) & KERNEL_OWNED) != TP_STATUS_SEND_REQUEST)
 		return 0;
-	STAT_ADD(w, kicks, 1);
+	LR_STAT_ADD(w, kicks, 1);
 	if (sendto(p->fd, NULL, 0, MSG_DONTWAIT, NULL, 0) >= 0)
 		return 0;
 	err = -errno;
@@ -398,7 +396,7 @@ static int kick(struct lr_worker *w, struct pkt_priv *p)
 	case -ENOBUFS:	/* the driver pushed back: that slot is SEND_REQUEST again */
 	case -EBUSY:
 	case -EINTR:
-		STAT_ADD(w, kick_errors, 1);
+		LR_STAT_ADD(w, kick_errors, 1);
 		return 0;
 	}
 	snprintf(w->errmsg, sizeof(w->errmsg), "packet: transmit on %s failed: %s", w->ifc->name, strerror(-err));
@@ -424,7 +422,7 @@ static int packet_tx(struct lr_worker *w, unsigned int budget)
 		 * sees it would lose that completion.
 		 */
 		if (p->inflight == p->nslots || (slot_status(h) & KERNEL_OWNED)) {
-			STAT_ADD(w, ring_full, 1);
+			LR_STAT_ADD(w, ring_full, 1);
 			break;
 		}
 		len = lr_worker_fill(w, (uint8_t *)h + p->data_off);
@@ -442,9 +440,9 @@ static int packet_tx(struct lr_worker *w, unsigned int budget)
 	}
 	if (n) {
 		if (w->eot_phase)
-			STAT_ADD(w, eot, n);
+			LR_STAT_ADD(w, eot, n);
 		else
-			STAT_ADD(w, queued, n);
+			LR_STAT_ADD(w, queued, n);
 	}
 	err = kick(w, p);
 	return err ? err : (int)n;

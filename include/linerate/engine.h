@@ -32,7 +32,7 @@ struct lr_engine_ops {
 	int (*probe)(const struct lr_if *ifc, const struct lr_send_opts *o, char *why, size_t len);
 	/* One socket/ring per worker/queue; message in w->errmsg on failure. */
 	int (*open)(struct lr_worker *w);
-	/* Queue up to @budget frames stamped by lr_worker_stamp(); returns frames queued or -errno. */
+	/* Queue up to @budget frames filled by lr_worker_fill(); returns frames queued or -errno. */
 	int (*tx)(struct lr_worker *w, unsigned int budget);
 	/* Reap completions and kick the device; returns frames still in flight. */
 	int (*drain)(struct lr_worker *w);
@@ -65,6 +65,8 @@ struct lr_data_end {
 };
 
 /* Written by the worker alone; others read with relaxed atomic loads. */
+#define LR_STAT_ADD(w, f, n) __atomic_store_n(&(w)->stats.f, (w)->stats.f + (n), __ATOMIC_RELAXED)
+
 struct lr_worker_stats {
 	uint64_t queued;	/* frames handed to the ring */
 	uint64_t completed;	/* frames the device took (TX completions) */

@@ -61,11 +61,6 @@ uint64_t lr_pacer_wait_ns(const struct lr_pacer *p, uint64_t now_ns);
 uint64_t lr_pace_burst(uint64_t pps, uint64_t batch, uint64_t slice_ns);
 
 /*
- * Frames of an unbroken run that fit before a deadline @left_ns away at
- * @ns_per_frame (0: not known yet, run @budget): one more than fits, so a
- * run always makes progress, and never more than @budget.
- */
-/*
  * An engine whose every call has a cost that depends on the system (the
  * live engine: 20 us, or a millisecond when the receiver runs on another
  * CPU) must carry more frames per call when calls get slow, or pacing falls
@@ -78,6 +73,11 @@ uint64_t lr_pace_burst(uint64_t pps, uint64_t batch, uint64_t slice_ns);
 #define LR_PACE_CALL_CAP_NS 10000000ULL
 uint64_t lr_pace_burst_for_call(uint64_t pps, uint64_t call_ns, uint64_t min_burst, uint64_t max_burst);
 
+/*
+ * Frames of an unbroken run that fit before a deadline @left_ns away at
+ * @ns_per_frame (0: not known yet, run @budget): one more than fits, so a
+ * run always makes progress, and never more than @budget.
+ */
 uint64_t lr_run_fit(uint64_t budget, uint64_t left_ns, uint64_t ns_per_frame);
 
 uint64_t lr_now_ns(void);
