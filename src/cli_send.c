@@ -23,7 +23,8 @@ static const struct lr_opt send_opts[] = {
 	{ O_SRC_IP, "src-ip", 0, "IP", "source address", "the interface's first address, else its bridge's (a bridge port)" },
 	{ O_DST_MAC, "dst-mac", 0, "MAC", "destination MAC", "neighbour table, else the veth peer" },
 	{ O_SRC_MAC, "src-mac", 0, "MAC", "source MAC", "the interface's MAC" },
-	{ O_SRC_PORT, "src-port", 0, "PORT", "UDP source port of flow 0; flow N uses PORT+N", "7000" },
+	{ O_SRC_PORT, "src-port", 0, "PORT", "UDP source port of flow 0; flow N uses PORT+N",
+	  "55000, lower when the flows need the room" },
 	{ O_DST_PORT, "dst-port", 0, "PORT", "UDP destination port (the receiver counts this port)", "7447" },
 	{ O_SIZE, "size", 0, "BYTES", "Ethernet frame size incl. FCS, 64..MTU+18", "64" },
 	{ O_FLOWS, "flows", 0, "N", "flows (UDP source ports), each with its own sequence", "1" },
@@ -132,6 +133,7 @@ static int send_set(void *ctx, int id, const char *arg, char *err, size_t errlen
 		o->have_src_mac = true;
 		return lr_cli_mac("--src-mac", arg, o->src_mac, err, errlen);
 	case O_SRC_PORT:
+		o->src_port_set = true;
 		return parse_port("--src-port", arg, &o->src_port, err, errlen);
 	case O_DST_PORT:
 		return parse_port("--dst-port", arg, &o->dst_port, err, errlen);
@@ -324,6 +326,8 @@ int lr_cli_parse_send(int argc, char **argv, struct lr_send_opts *o, FILE *help_
 			 o->flows, o->nworkers);
 		return -EINVAL;
 	}
+	if (!o->src_port_set)
+		o->src_port = lr_src_port_base(o->flows);
 	if ((uint32_t)o->src_port + o->flows - 1 > 65535) {
 		snprintf(err, errlen, "--src-port %u + --flows %u runs past port 65535", o->src_port, o->flows);
 		return -EINVAL;

@@ -939,8 +939,11 @@ static int resolve_stream(struct parser *p, const struct sdef *d, struct lr_cfg_
 		s->have_dst_mac = true;
 		memcpy(s->dst_mac, (sec->kline[K_DST_MAC] ? d : tx)->dst_mac, 6);
 	}
-	s->src_port = (sec->kline[K_SRC_PORT] ? d : tx)->src_port;
 	s->flows = (sec->kline[K_FLOWS] ? d : tx)->flows;
+	if (sec->kline[K_SRC_PORT] || tx->sec.kline[K_SRC_PORT])
+		s->src_port = (sec->kline[K_SRC_PORT] ? d : tx)->src_port;
+	else
+		s->src_port = lr_src_port_base(s->flows);
 
 	/*
 	 * Queues and CPUs come as a pair: a stream with queues of its own does

@@ -39,6 +39,7 @@ struct lr_send_opts {
 	uint8_t src_mac[6], dst_mac[6];
 	bool have_src_mac, have_dst_mac;
 	uint16_t src_port, dst_port;
+	bool src_port_set;	/* else the default base, lowered when the flows need room */
 	unsigned int batch;
 	unsigned int eot_repeat;
 	bool allow_physical;

@@ -18,11 +18,23 @@
 #define LR_MAGIC_DATA	0x4c52	/* "LR": a counted test frame */
 #define LR_MAGIC_EOT	0x4c45	/* "LE": end-of-test marker, carries the sender's totals */
 #define LR_DEFAULT_DST_PORT 7447
-#define LR_DEFAULT_SRC_PORT 7000
+/*
+ * Source port of flow 0 unless told: 54329..65535 is a range neither
+ * tcpdump 4.99 nor Wireshark decodes as any protocol (7000..7009, the old
+ * default, is AFS rx to both), so a capture shows plain UDP. When the flows
+ * need more room than the range has, the base moves down (lr_src_port_base).
+ */
+#define LR_DEFAULT_SRC_PORT 55000
 #define LR_SEQ_BITS	48
 #define LR_SEQ_MASK	((1ULL << LR_SEQ_BITS) - 1)
 #define LR_MAX_FLOWS	65536
 #define LR_PROBE_LEN	18
+
+/* The default source port of flow 0 for @flows flows: LR_DEFAULT_SRC_PORT while they fit below 65536. */
+LR_INLINE __u16 lr_src_port_base(__u32 flows)
+{
+	return flows > 65536 - LR_DEFAULT_SRC_PORT ? (__u16)(65536 - flows) : LR_DEFAULT_SRC_PORT;
+}
 
 /* Big-endian on the wire, every field. */
 struct lr_probe {

@@ -12,7 +12,7 @@
 #   1. --pcap F (every data frame): the exchange is loss-free as without capture; samples written
 #      == exactly the 2000 data frames (end-of-test markers are counted, never sampled), none
 #      dropped or capped; tcpdump -r
-#      reads F; its UDP records to 198.18.0.2.7447 come from .7000 and .7001 and number exactly
+#      reads F; its UDP records to 198.18.0.2.7447 come from .55000 and .55001 and number exactly
 #      the samples; nothing foreign is in it; pcap magic is the nanosecond one, snaplen 128,
 #      a 64-byte frame is kept whole (caplen = len = 60); stamps are wall-clock (within a minute)
 #   2. --pcap-every 10 --pcap-foreign: exactly 200 data frames (one CPU counts them), and every foreign
@@ -84,11 +84,11 @@ for eng in xdp packet; do
 		"$(grep -c 'samples dropped: 0 (ring buffer full)' "$LR_TMP/recv.err" || true)" == 1
 	lr_check_cmd "[$eng] tcpdump -r reads the capture" tcpdump_reads "$f"
 	lr_check "[$eng] UDP records to 198.18.0.2.7447 == samples" "$(lines "$f" udp dst port 7447)" == "$samples"
-	lr_check "[$eng] records from 198.18.0.1.7000 and .7001 == samples" \
-		"$(tcpdump -nn -r "$f" 2>/dev/null | grep -Ec ' IP 198\.18\.0\.1\.700[01] > 198\.18\.0\.2\.7447:' || true)" \
+	lr_check "[$eng] records from 198.18.0.1.55000 and .55001 == samples" \
+		"$(tcpdump -nn -r "$f" 2>/dev/null | grep -Ec ' IP 198\.18\.0\.1\.5500[01] > 198\.18\.0\.2\.7447: UDP, length 18$' || true)" \
 		== "$samples"
-	lr_check "[$eng] records of flow 0 (port 7000)" "$(lines "$f" udp src port 7000)" == $((COUNT / 2))
-	lr_check "[$eng] records of flow 1 (port 7001)" "$(lines "$f" udp src port 7001)" == $((COUNT / 2))
+	lr_check "[$eng] records of flow 0 (port 55000)" "$(lines "$f" udp src port 55000)" == $((COUNT / 2))
+	lr_check "[$eng] records of flow 1 (port 55001)" "$(lines "$f" udp src port 55001)" == $((COUNT / 2))
 	lr_check "[$eng] no foreign frame without --pcap-foreign" "$(lines "$f" not udp dst port 7447)" == 0
 	lr_check "[$eng] pcap magic (nanosecond)" "$(od -A n -t x4 -j 0 -N 4 "$f" | tr -d ' ')" == a1b23c4d
 	lr_check "[$eng] pcap header snaplen" "$(u32 "$f" 16)" == 128

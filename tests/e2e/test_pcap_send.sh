@@ -11,7 +11,8 @@
 #
 # Checks:
 #   - send --count 5000 --pcap F (default: the first 1000 frames): tcpdump -nn -r reads F, shows
-#     exactly 1000 UDP frames 198.18.0.1.700x > 198.18.0.2.7447 of 18-byte payload; --pcap-every 10
+#     exactly 1000 UDP frames 198.18.0.1.5500x > 198.18.0.2.7447 of 18-byte payload, shown as plain
+#     'UDP, length 18' (the default ports are ones no tcpdump decoder claims); --pcap-every 10
 #     gives 500; --pcap-max-bytes keeps the file under the cap and valid
 #   - SIGINT in the middle of a send with --pcap: exit 0, the file is there under its name, no
 #     temporary file beside it, tcpdump reads every record the summary reported
@@ -31,7 +32,7 @@ S=(ip netns exec "$SND" "$LINERATE" send -i snd0 --dst-ip 198.18.0.2)
 
 udp_lines()
 {
-	tcpdump -nn -r "$1" 2>/dev/null | grep -cE 'IP 198\.18\.0\.1\.700[0-9] > 198\.18\.0\.2\.7447: .*\(18\)$' || true
+	tcpdump -nn -r "$1" 2>/dev/null | grep -cE 'IP 198\.18\.0\.1\.5500[0-9] > 198\.18\.0\.2\.7447: UDP, length 18$' || true
 }
 
 lr_log "== --pcap, first 1000 frames"

@@ -130,6 +130,31 @@ static void test_send_defaults(void **state)
 	cmd_free(&c);
 }
 
+/* The default source ports are ones no capture tool decodes; many flows move the base down, never past 65535. */
+static void test_send_src_port_base(void **state)
+{
+	static const char *const many[] = { "send", "-i", "veth0", "--dst-ip", "198.18.0.2", "--flows", "20000", NULL };
+	static const char *const fit[] = { "send", "-i", "veth0", "--dst-ip", "198.18.0.2", "--flows", "10536", NULL };
+	static const char *const given[] = { "send", "-i", "veth0", "--dst-ip", "198.18.0.2", "--flows", "20000",
+					      "--src-port", "60000", NULL };
+	struct lr_send_opts o;
+	struct cmd c;
+
+	(void)state;
+	assert_int_equal(LR_DEFAULT_SRC_PORT, 55000);
+	expect_ok(&c, send_parse(&c, &o, fit), "10536 flows");
+	assert_int_equal(o.src_port, 55000);
+	cmd_free(&c);
+	expect_ok(&c, send_parse(&c, &o, many), "20000 flows");
+	assert_int_equal(o.src_port, 65536 - 20000);
+	cmd_free(&c);
+	/* a port the user chose is kept, and then it must fit */
+	expect_error(&c, send_parse(&c, &o, given), "20000 flows from 60000", "65535", NULL);
+	cmd_free(&c);
+	assert_int_equal(lr_src_port_base(1), 55000);
+	assert_int_equal(lr_src_port_base(65536), 0);
+}
+
 static void test_send_all_options(void **state)
 {
 	static const char *const args[] = {
@@ -375,6 +400,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_send_defaults),
+		cmocka_unit_test(test_send_src_port_base),
 		cmocka_unit_test(test_send_all_options),
 		cmocka_unit_test(test_send_more_values),
 		cmocka_unit_test(test_send_errors),

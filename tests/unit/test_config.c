@@ -195,6 +195,18 @@ static void test_defaults(void **state)
 	assert_int_equal(s->line, 1);
 }
 
+/* Many flows and no src_port: the base moves down so every flow's port fits; a given src_port is kept. */
+static void test_src_port_base(void **state)
+{
+	(void)state;
+	assert_parses(TX "flows = 20000\n" RX);
+	assert_int_equal(cfg.streams[0].src_port, 65536 - 20000);
+	assert_parses(TX "flows = 8\n" RX);
+	assert_int_equal(cfg.streams[0].src_port, LR_DEFAULT_SRC_PORT);
+	assert_int_not_equal(parse(TX "flows = 20000\nsrc_port = 55000\n" RX), 0);
+	assert_non_null(strstr(err, "runs past port 65535"));
+}
+
 static void test_values(void **state)
 {
 	const struct lr_cfg_stream *s = &cfg.streams[0];
@@ -699,6 +711,7 @@ int main(void)
 		cmocka_unit_test(test_shipped_configs),
 		cmocka_unit_test(test_shipped_details),
 		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_src_port_base),
 		cmocka_unit_test(test_values),
 		cmocka_unit_test(test_streams),
 		cmocka_unit_test(test_valid_edges),
