@@ -7,9 +7,11 @@
 #include <ifaddrs.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <sys/ioctl.h>
@@ -31,6 +33,15 @@
 /* Neighbour states in which the entry carries a usable link-layer address. */
 #define NUD_VALID_LLADDR \
 	(NUD_REACHABLE | NUD_STALE | NUD_DELAY | NUD_PROBE | NUD_PERMANENT | NUD_NOARP)
+
+/*
+ * How long send waits for the kernel to resolve a next hop. The kernel's
+ * first solicitation leaves at once and a live host answers within
+ * milliseconds; its second one would only leave after retrans_time (1 s).
+ */
+#define RESOLVE_MS	1000
+/* Re-read the entry at least this often, in case the kernel dropped neighbour events (ENOBUFS). */
+#define RESOLVE_RECHECK_MS 10
 
 /* Large enough for a full page of dump messages; the kernel never sends more per datagram. */
 #define NL_BUFSZ 32768
@@ -56,6 +67,7 @@ struct nl_req {
 	union {
 		struct ndmsg ndm;
 		struct ifinfomsg ifi;
+		struct rtmsg rtm;
 	};
 	char attrs[64];
 };
@@ -63,9 +75,16 @@ struct nl_req {
 struct neigh_query {
 	int ifindex;
 	int family;
+	const struct in6_addr *addr;
+	int err;	/* -ENOENT until an answer about @addr arrived */
+	struct lr_if_neigh n;
+};
+
+struct route_query {
+	int family;
 	const struct in6_addr *dst;
-	bool found;
-	uint8_t mac[6];
+	int err;	/* -ENOENT until an answer about @dst arrived */
+	struct lr_if_nexthop nh;
 };
 
 struct genl_req {
@@ -196,8 +215,8 @@ static int nl_attr_s32(const struct rtattr *rta, int *out)
 
 /*
  * Send @nh on a fresh netlink socket of protocol @proto and feed every answer
- * to @cb until NLMSG_DONE (dumps) or the acknowledgement (single requests,
- * sent with NLM_F_ACK).
+ * to @cb (if any) until NLMSG_DONE (dumps) or the acknowledgement (single
+ * requests, sent with NLM_F_ACK).
  */
 static int nl_talk_proto(int proto, struct nlmsghdr *nh, void (*cb)(const struct nlmsghdr *, void *),
 			 void *arg)
@@ -262,7 +281,7 @@ static int nl_talk_proto(int proto, struct nlmsghdr *nh, void (*cb)(const struct
 				break;
 			}
 			/* Keep reading a dump to its end even after an error, then report it. */
-			if (!err)
+			if (!err && cb)
 				cb(m, arg);
 		}
 	}
@@ -277,58 +296,364 @@ static int nl_talk(struct nlmsghdr *nh, void (*cb)(const struct nlmsghdr *, void
 	return nl_talk_proto(NETLINK_ROUTE, nh, cb, arg);
 }
 
+static size_t addr_len(int family)
+{
+	return family == AF_INET ? 4 : 16;
+}
+
+/* An address as text for a message; IPv4 lives in the first 4 bytes of @a. */
+static const char *addr_str(int family, const struct in6_addr *a, char *buf, size_t len)
+{
+	if (!inet_ntop(family, a, buf, (socklen_t)len))
+		snprintf(buf, len, "?");
+	return buf;
+}
+
+/* One RTM_NEWROUTE message whose length the caller checked. */
+static int route_parse_msg(const struct nlmsghdr *m, int family, const struct in6_addr *dst,
+			   struct lr_if_nexthop *out)
+{
+	struct rtattr *tb[RTA_MAX + 1];
+	const struct rtmsg *rtm;
+	size_t alen = addr_len(family);
+	int oif;
+
+	if (m->nlmsg_type != RTM_NEWROUTE)
+		return -ENOENT;
+	if (m->nlmsg_len < NLMSG_LENGTH(sizeof(*rtm)))
+		return -EBADMSG;
+	rtm = NLMSG_DATA(m);
+	if (rtm->rtm_family != family)
+		return -ENOENT;
+	nl_parse_attrs(tb, RTA_MAX, RTM_RTA(rtm), m->nlmsg_len - NLMSG_LENGTH(sizeof(*rtm)));
+	/* The answer to a lookup repeats the destination; a route to anything else is not ours. */
+	if (tb[RTA_DST] && (RTA_PAYLOAD(tb[RTA_DST]) != alen ||
+			    memcmp(RTA_DATA(tb[RTA_DST]), dst->s6_addr, alen)))
+		return -ENOENT;
+	if (nl_attr_s32(tb[RTA_OIF], &oif))
+		return -EBADMSG;
+
+	memset(out, 0, sizeof(*out));
+	out->type = rtm->rtm_type;
+	out->oif = oif;
+	out->family = family;
+	if (tb[RTA_GATEWAY]) {
+		if (RTA_PAYLOAD(tb[RTA_GATEWAY]) != alen)
+			return -EBADMSG;
+		memcpy(out->addr.s6_addr, RTA_DATA(tb[RTA_GATEWAY]), alen);
+		out->gateway = true;
+	} else if (tb[RTA_VIA]) {
+		/* An IPv4 route through an IPv6 gateway (RFC 5549): that neighbour is found by ND. */
+		const struct rtvia *via = RTA_DATA(tb[RTA_VIA]);
+		size_t vlen = RTA_PAYLOAD(tb[RTA_VIA]);
+
+		if (vlen < sizeof(*via))
+			return -EBADMSG;
+		if (via->rtvia_family != AF_INET && via->rtvia_family != AF_INET6)
+			return -EAFNOSUPPORT;
+		if (vlen - sizeof(*via) != addr_len(via->rtvia_family))
+			return -EBADMSG;
+		out->family = via->rtvia_family;
+		memcpy(out->addr.s6_addr, via->rtvia_addr, vlen - sizeof(*via));
+		out->gateway = true;
+	} else {
+		memcpy(out->addr.s6_addr, dst->s6_addr, alen);
+	}
+	return 0;
+}
+
+/* One RTM_NEWNEIGH message whose length the caller checked. */
+static int neigh_parse_msg(const struct nlmsghdr *m, int ifindex, int family,
+			   const struct in6_addr *addr, struct lr_if_neigh *out)
+{
+	struct rtattr *tb[NDA_MAX + 1];
+	const struct ndmsg *ndm;
+	size_t alen = addr_len(family);
+
+	if (m->nlmsg_type != RTM_NEWNEIGH)
+		return -ENOENT;
+	if (m->nlmsg_len < NLMSG_LENGTH(sizeof(*ndm)))
+		return -EBADMSG;
+	ndm = NLMSG_DATA(m);
+	if (ndm->ndm_ifindex != ifindex || ndm->ndm_family != family)
+		return -ENOENT;
+	nl_parse_attrs(tb, NDA_MAX, (struct rtattr *)((char *)ndm + NLMSG_ALIGN(sizeof(*ndm))),
+		       m->nlmsg_len - NLMSG_LENGTH(sizeof(*ndm)));
+	if (!tb[NDA_DST] || RTA_PAYLOAD(tb[NDA_DST]) != alen)
+		return -EBADMSG;
+	if (memcmp(RTA_DATA(tb[NDA_DST]), addr->s6_addr, alen))
+		return -ENOENT;
+
+	memset(out, 0, sizeof(*out));
+	out->state = ndm->ndm_state;
+	/* An entry still resolving (INCOMPLETE) or given up on (FAILED) has no address yet. */
+	if (tb[NDA_LLADDR] && RTA_PAYLOAD(tb[NDA_LLADDR]) == 6) {
+		memcpy(out->mac, RTA_DATA(tb[NDA_LLADDR]), 6);
+		out->have_mac = true;
+	}
+	return 0;
+}
+
 static void neigh_cb(const struct nlmsghdr *m, void *arg)
 {
 	struct neigh_query *q = arg;
-	struct rtattr *tb[NDA_MAX + 1];
-	const struct ndmsg *ndm;
-	size_t alen;
 
-	if (q->found || m->nlmsg_type != RTM_NEWNEIGH || m->nlmsg_len < NLMSG_LENGTH(sizeof(*ndm)))
-		return;
-	ndm = NLMSG_DATA(m);
-	/* Older kernels ignore the filter in the request, so check again here. */
-	if (ndm->ndm_ifindex != q->ifindex || ndm->ndm_family != q->family)
-		return;
-	if (!(ndm->ndm_state & NUD_VALID_LLADDR))
-		return;
-	nl_parse_attrs(tb, NDA_MAX, (struct rtattr *)((char *)ndm + NLMSG_ALIGN(sizeof(*ndm))),
-		       m->nlmsg_len - NLMSG_LENGTH(sizeof(*ndm)));
-	alen = q->family == AF_INET ? 4 : 16;
-	if (!tb[NDA_DST] || RTA_PAYLOAD(tb[NDA_DST]) != alen ||
-	    memcmp(RTA_DATA(tb[NDA_DST]), q->dst->s6_addr, alen))
-		return;
-	if (!tb[NDA_LLADDR] || RTA_PAYLOAD(tb[NDA_LLADDR]) != 6)
-		return;
-	memcpy(q->mac, RTA_DATA(tb[NDA_LLADDR]), 6);
-	if (!mac_usable(q->mac)) {
-		pr_debug("ifindex %d: neighbour entry has no usable MAC, ignored\n", q->ifindex);
-		return;
-	}
-	q->found = true;
+	if (q->err == -ENOENT)
+		q->err = neigh_parse_msg(m, q->ifindex, q->family, q->addr, &q->n);
 }
 
-static int neigh_lookup(const struct lr_if *ifc, int family, const struct in6_addr *dst,
-			uint8_t mac[6])
+static void route_cb(const struct nlmsghdr *m, void *arg)
 {
-	struct neigh_query q = { .ifindex = ifc->ifindex, .family = family, .dst = dst };
-	struct nl_req req = { 0 };
-	uint32_t idx = ifc->ifindex;
+	struct route_query *q = arg;
+
+	if (q->err == -ENOENT)
+		q->err = route_parse_msg(m, q->family, q->dst, &q->nh);
+}
+
+/* RTM_{GET,NEW,DEL}NEIGH about one address on the interface; always acknowledged. */
+static void neigh_req_init(struct nl_req *req, uint16_t type, uint16_t flags, const struct lr_if *ifc,
+			   int family, const struct in6_addr *addr)
+{
+	memset(req, 0, sizeof(*req));
+	req->nh.nlmsg_len = NLMSG_LENGTH(sizeof(req->ndm));
+	req->nh.nlmsg_type = type;
+	req->nh.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK | flags;
+	req->ndm.ndm_family = family;
+	req->ndm.ndm_ifindex = ifc->ifindex;
+	nl_put_attr(&req->nh, sizeof(*req), NDA_DST, addr->s6_addr, addr_len(family));
+}
+
+/* The kernel's entry for @addr on the interface (RTM_GETNEIGH, Linux >= 5.0); -ENOENT when none. */
+static int neigh_get(const struct lr_if *ifc, int family, const struct in6_addr *addr,
+		     struct lr_if_neigh *n)
+{
+	struct neigh_query q = { .ifindex = ifc->ifindex, .family = family, .addr = addr, .err = -ENOENT };
+	struct nl_req req;
 	int err;
 
-	req.nh.nlmsg_len = NLMSG_LENGTH(sizeof(req.ndm));
-	req.nh.nlmsg_type = RTM_GETNEIGH;
-	req.nh.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-	req.ndm.ndm_family = family;
-	/* Since 4.20 the kernel filters the dump by this attribute. */
-	nl_put_attr(&req.nh, sizeof(req), NDA_IFINDEX, &idx, sizeof(idx));
+	neigh_req_init(&req, RTM_GETNEIGH, 0, ifc, family, addr);
 	err = nl_talk(&req.nh, neigh_cb, &q);
 	if (err)
 		return err;
-	if (!q.found)
-		return -ENOENT;
-	memcpy(mac, q.mac, 6);
+	if (q.err)
+		return q.err;
+	*n = q.n;
 	return 0;
+}
+
+/*
+ * NTF_USE makes the kernel act as if a packet were waiting for the entry
+ * (neigh_add() calls neigh_event_send()): it creates the entry if need be and
+ * sends the ARP request or neighbour solicitation itself, from its own
+ * address, and the answer fills the table. We send nothing of our own, so no
+ * datagram of ours can land in a receiver's counts. The state in the request
+ * is NUD_NONE: a permanent one would exempt the entry from garbage collection.
+ */
+static int neigh_use(const struct lr_if *ifc, int family, const struct in6_addr *addr)
+{
+	struct nl_req req;
+
+	neigh_req_init(&req, RTM_NEWNEIGH, NLM_F_CREATE | NLM_F_REPLACE, ifc, family, addr);
+	req.ndm.ndm_state = NUD_NONE;
+	req.ndm.ndm_flags = NTF_USE;
+	return nl_talk(&req.nh, NULL, NULL);
+}
+
+static int neigh_del(const struct lr_if *ifc, int family, const struct in6_addr *addr)
+{
+	struct nl_req req;
+
+	neigh_req_init(&req, RTM_DELNEIGH, 0, ifc, family, addr);
+	return nl_talk(&req.nh, NULL, NULL);
+}
+
+/* RTM_GETROUTE for @dst leaving through the interface, as `ip route get DST oif IF`. */
+static int route_get(const struct lr_if *ifc, int family, const struct in6_addr *dst,
+		     struct lr_if_nexthop *nh)
+{
+	struct route_query q = { .family = family, .dst = dst, .err = -ENOENT };
+	uint32_t oif = ifc->ifindex;
+	struct nl_req req = { 0 };
+	int err;
+
+	req.nh.nlmsg_len = NLMSG_LENGTH(sizeof(req.rtm));
+	req.nh.nlmsg_type = RTM_GETROUTE;
+	req.nh.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+	req.rtm.rtm_family = family;
+	req.rtm.rtm_dst_len = addr_len(family) * 8;
+	/* &req rather than &req.nh: the attributes go past the header, and GCC checks writes against it */
+	nl_put_attr((struct nlmsghdr *)&req, sizeof(req), RTA_DST, dst->s6_addr, addr_len(family));
+	nl_put_attr((struct nlmsghdr *)&req, sizeof(req), RTA_OIF, &oif, sizeof(oif));
+	err = nl_talk(&req.nh, route_cb, &q);
+	if (err)
+		return err;
+	if (q.err)
+		return q.err;
+	*nh = q.nh;
+	return 0;
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Empties a notification socket: the events only wake us, the entry is read again anyway. */
+static void drain(int fd)
+{
+	char buf[8192];
+	ssize_t n;
+
+	for (;;) {
+		n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+		/* ENOBUFS: the kernel dropped events; the next read of the entry makes up for them */
+		if (n > 0 || (n < 0 && (errno == EINTR || errno == ENOBUFS)))
+			continue;
+		break;
+	}
+}
+
+/*
+ * Has the kernel resolve @addr on the interface and waits up to RESOLVE_MS.
+ * 0 with the MAC; -ETIMEDOUT when nothing answered in time; -EHOSTUNREACH
+ * when the kernel gave up (FAILED); -EEXIST for a permanent or NOARP entry
+ * without a usable MAC (NTF_USE would strip its permanence); -EINTR on a stop
+ * signal; another -errno when the kernel could not be asked.
+ */
+static int neigh_resolve(const struct lr_if *ifc, int family, const struct in6_addr *addr,
+			 uint8_t mac[6])
+{
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK, .nl_groups = RTMGRP_NEIGH };
+	struct pollfd pfd = { .events = POLLIN };
+	bool created = false;
+	struct lr_if_neigh n;
+	int64_t deadline, left;
+	int err;
+
+	pfd.fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_ROUTE);
+	if (pfd.fd < 0)
+		return -errno;
+	/* Listening before asking, so that no change of the entry falls between the request and the wait. */
+	if (bind(pfd.fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		err = -errno;
+		goto out;
+	}
+	err = neigh_get(ifc, family, addr, &n);
+	if (err == -ENOENT) {
+		created = true;
+	} else if (err) {
+		goto out;
+	} else if (n.state & (NUD_PERMANENT | NUD_NOARP)) {
+		err = -EEXIST;
+		goto out;
+	}
+	err = neigh_use(ifc, family, addr);
+	if (err)
+		goto out;
+
+	deadline = now_ms() + RESOLVE_MS;
+	for (;;) {
+		err = neigh_get(ifc, family, addr, &n);
+		if (!err && lr_if_neigh_usable(&n)) {
+			memcpy(mac, n.mac, 6);
+			break;
+		}
+		if (!err && (n.state & NUD_FAILED)) {
+			err = -EHOSTUNREACH;
+			break;
+		}
+		/* -ENOENT: the entry went away (flushed); it is asked for once only, so wait it out */
+		if (err && err != -ENOENT)
+			break;
+		if (lr_stop) {
+			err = -EINTR;
+			break;
+		}
+		left = deadline - now_ms();
+		if (left <= 0) {
+			err = -ETIMEDOUT;
+			break;
+		}
+		if (poll(&pfd, 1, left < RESOLVE_RECHECK_MS ? (int)left : RESOLVE_RECHECK_MS) < 0 &&
+		    errno != EINTR) {
+			err = -errno;
+			break;
+		}
+		drain(pfd.fd);
+	}
+	pr_debug("%s: resolving took %lld ms: %s\n", ifc->name,
+		 (long long)(now_ms() - deadline + RESOLVE_MS), err ? strerror(-err) : "resolved");
+out:
+	/*
+	 * The kernel would go on asking (mcast_probes, one a second) and put
+	 * stray requests on the link after we are gone: remove an entry we made.
+	 */
+	if (err && created)
+		neigh_del(ifc, family, addr);
+	close(pfd.fd);
+	return err;
+}
+
+/* "WHAT, gateway G" for send's summary; the address left out where it would not fit. */
+static void how_msg(char *how, size_t len, const char *what, const struct lr_if_nexthop *nh)
+{
+	char gw[INET6_ADDRSTRLEN];
+	int n;
+
+	if (!how || !len)
+		return;
+	if (!nh->gateway) {
+		snprintf(how, len, "%s", what);
+		return;
+	}
+	n = snprintf(how, len, "%s, gateway %s", what, addr_str(nh->family, &nh->addr, gw, sizeof(gw)));
+	if (n < 0 || (size_t)n >= len)
+		snprintf(how, len, "%s, of the gateway", what);
+}
+
+static const char *rtn_name(unsigned int type)
+{
+	switch (type) {
+	case RTN_LOCAL:
+		return "local";
+	case RTN_BROADCAST:
+		return "broadcast";
+	case RTN_ANYCAST:
+		return "anycast";
+	case RTN_MULTICAST:
+		return "multicast";
+	case RTN_BLACKHOLE:
+		return "blackhole";
+	case RTN_UNREACHABLE:
+		return "unreachable";
+	case RTN_PROHIBIT:
+		return "prohibit";
+	}
+	return "non-unicast";
+}
+
+/*
+ * Why the route lookup gives no next hop on this interface to resolve, or ""
+ * when it does. @ret is route_get()'s result.
+ */
+static void route_problem(const struct lr_if *ifc, const char *dstr, int ret,
+			  const struct lr_if_nexthop *nh, char *why, size_t len)
+{
+	char name[IF_NAMESIZE];
+
+	why[0] = '\0';
+	if (ret)
+		snprintf(why, len, "no route to %s leaves through %s (%s)", dstr, ifc->name, strerror(-ret));
+	else if (nh->type == RTN_LOCAL)
+		snprintf(why, len, "%s is an address of this host", dstr);
+	else if (nh->type != RTN_UNICAST)
+		snprintf(why, len, "%s is a %s destination, not one host", dstr, rtn_name(nh->type));
+	else if (nh->oif != ifc->ifindex)
+		snprintf(why, len, "no route to %s leaves through %s (the kernel routes it through %s)", dstr,
+			 ifc->name, if_indextoname(nh->oif, name) ? name : "another interface");
 }
 
 static void link_cb(const struct nlmsghdr *m, void *arg)
@@ -693,24 +1018,85 @@ out:
 }
 
 int lr_if_dst_mac(const struct lr_if *ifc, int family, const struct in6_addr *dst, uint8_t mac[6],
-		  char *how, size_t howlen)
+		  char *how, size_t howlen, char *err, size_t errlen)
 {
-	int err;
+	char dstr[INET6_ADDRSTRLEN], hstr[INET6_ADDRSTRLEN], why[160], what[48];
+	struct lr_if_nexthop nh;
+	struct lr_if_neigh n;
+	const char *proto;
+	int ret;
 
 	if (family != AF_INET && family != AF_INET6)
 		return -EAFNOSUPPORT;
-
-	if (dst) {
-		err = neigh_lookup(ifc, family, dst, mac);
-		if (!err) {
-			lr_msg(how, howlen, "neighbour table");
+	if (!dst) {
+		if (!veth_peer_mac(ifc, mac, how, howlen))
 			return 0;
-		}
-		if (err != -ENOENT)
-			pr_debug("%s: neighbour dump failed: %s\n", ifc->name, strerror(-err));
+		lr_msg(err, errlen, "no MAC address known for %s's next hop (no veth peer outside a bridge): give --dst-mac",
+		       ifc->name);
+		return -ENOENT;
 	}
-	err = veth_peer_mac(ifc, mac, how, howlen);
-	return err ? -ENOENT : 0;
+	addr_str(family, dst, dstr, sizeof(dstr));
+
+	/* The MAC to find is the next hop's: the gateway's when the route has one. */
+	ret = route_get(ifc, family, dst, &nh);
+	route_problem(ifc, dstr, ret, &nh, why, sizeof(why));
+	if (why[0]) {
+		pr_debug("%s: %s\n", ifc->name, why);
+		/* Nothing to resolve, but a neighbour entry or a veth peer may still know the MAC. */
+		memset(&nh, 0, sizeof(nh));
+		nh.family = family;
+		nh.addr = *dst;
+	}
+	addr_str(nh.family, &nh.addr, hstr, sizeof(hstr));
+
+	ret = neigh_get(ifc, nh.family, &nh.addr, &n);
+	if (!ret && lr_if_neigh_usable(&n)) {
+		memcpy(mac, n.mac, 6);
+		how_msg(how, howlen, "neighbour table", &nh);
+		return 0;
+	}
+	if (ret && ret != -ENOENT)
+		pr_debug("%s: neighbour lookup for %s failed: %s\n", ifc->name, hstr, strerror(-ret));
+	if (!veth_peer_mac(ifc, mac, how, howlen))
+		return 0;
+	if (why[0]) {
+		lr_msg(err, errlen, "no MAC address known for %s on %s: %s, and neither the neighbour table nor a veth peer knows one: give --dst-mac",
+		       dstr, ifc->name, why);
+		return -ENOENT;
+	}
+
+	proto = nh.family == AF_INET ? "ARP" : "neighbour discovery";
+	pr_debug("%s: resolving %s (%s) by %s\n", ifc->name, hstr, nh.gateway ? "gateway" : "on-link", proto);
+	ret = neigh_resolve(ifc, nh.family, &nh.addr, mac);
+	if (!ret) {
+		snprintf(what, sizeof(what), "%s (resolved now)", proto);
+		how_msg(how, howlen, what, &nh);
+		return 0;
+	}
+	switch (ret) {
+	case -ETIMEDOUT:
+		snprintf(why, sizeof(why), "no %s answer within %d s", proto, RESOLVE_MS / 1000);
+		break;
+	case -EHOSTUNREACH:
+		snprintf(why, sizeof(why), "%s failed", proto);
+		break;
+	case -EINTR:
+		snprintf(why, sizeof(why), "interrupted");
+		break;
+	case -EEXIST:
+		snprintf(why, sizeof(why), "its neighbour entry is permanent or NOARP and has no usable MAC");
+		break;
+	default:
+		snprintf(why, sizeof(why), "cannot ask the kernel to resolve it: %s", strerror(-ret));
+		break;
+	}
+	if (nh.gateway)
+		lr_msg(err, errlen, "cannot resolve the MAC address of %s on %s (next hop: gateway %s; %s): %sgive --dst-mac to skip resolution",
+		       dstr, ifc->name, hstr, why, ret == -ETIMEDOUT || ret == -EHOSTUNREACH ? "is the gateway up? " : "");
+	else
+		lr_msg(err, errlen, "cannot resolve the MAC address of %s on %s (on-link; %s): %sgive --dst-mac to skip resolution",
+		       dstr, ifc->name, why, ret == -ETIMEDOUT || ret == -EHOSTUNREACH ? "is the host up? " : "");
+	return ret;
 }
 
 int lr_if_stat(const char *ifname, const char *counter, uint64_t *out)
@@ -941,6 +1327,35 @@ int lr_if_xdp_parse(const void *msg, size_t len, int ifindex, struct lr_if_xdp *
 	if (len < sizeof(*m) || m->nlmsg_len > len || !NLMSG_OK(m, (unsigned int)len))
 		return -EBADMSG;
 	return xdp_parse_msg(m, ifindex, out);
+}
+
+bool lr_if_neigh_usable(const struct lr_if_neigh *n)
+{
+	return (n->state & NUD_VALID_LLADDR) && n->have_mac && mac_usable(n->mac);
+}
+
+int lr_if_neigh_parse(const void *msg, size_t len, int ifindex, int family, const struct in6_addr *addr,
+		      struct lr_if_neigh *out)
+{
+	const struct nlmsghdr *m = msg;
+
+	if (family != AF_INET && family != AF_INET6)
+		return -EAFNOSUPPORT;
+	if (len < sizeof(*m) || m->nlmsg_len > len || !NLMSG_OK(m, (unsigned int)len))
+		return -EBADMSG;
+	return neigh_parse_msg(m, ifindex, family, addr, out);
+}
+
+int lr_if_route_parse(const void *msg, size_t len, int family, const struct in6_addr *dst,
+		      struct lr_if_nexthop *out)
+{
+	const struct nlmsghdr *m = msg;
+
+	if (family != AF_INET && family != AF_INET6)
+		return -EAFNOSUPPORT;
+	if (len < sizeof(*m) || m->nlmsg_len > len || !NLMSG_OK(m, (unsigned int)len))
+		return -EBADMSG;
+	return route_parse_msg(m, family, dst, out);
 }
 
 int lr_if_xdp_features(int ifindex, struct lr_if_xdp *out)

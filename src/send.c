@@ -48,11 +48,6 @@ struct lr_tx {
 };
 
 
-static const char *ip_str(int family, const struct in6_addr *a, char *buf, size_t len)
-{
-	return inet_ntop(family, a, buf, (socklen_t)len);
-}
-
 /*
  * A bridge port (the host side of a Docker container's veth) has no address
  * of its own; the bridge (docker0) has the one its containers talk to, so
@@ -124,7 +119,7 @@ static int prepare(struct lr_tx *c)
 {
 	const struct lr_send_opts *o = c->o;
 	struct lr_frame_spec spec = { 0 };
-	char err[256], ip[INET6_ADDRSTRLEN];
+	char err[512];
 	unsigned int i;
 	int ret;
 
@@ -161,9 +156,10 @@ static int prepare(struct lr_tx *c)
 	if (o->have_dst_mac) {
 		memcpy(spec.dst_mac, o->dst_mac, 6);
 		snprintf(c->mac_how, sizeof(c->mac_how), "--dst-mac");
-	} else if (lr_if_dst_mac(&c->ifc, o->family, &o->dst_ip, spec.dst_mac, c->mac_how, sizeof(c->mac_how))) {
-		return lr_fail(LR_EXIT_USAGE, "send", "no MAC address known for %s on %s (not in the neighbour table, no veth peer): give --dst-mac",
-			    ip_str(o->family, &o->dst_ip, ip, sizeof(ip)), o->ifname);
+	} else if (lr_if_dst_mac(&c->ifc, o->family, &o->dst_ip, spec.dst_mac, c->mac_how, sizeof(c->mac_how),
+				 err, sizeof(err))) {
+		/* the message names the address, the interface and the next hop, and why resolution failed */
+		return lr_fail(LR_EXIT_USAGE, "send", "%s", err);
 	}
 	ret = lr_frame_build(&spec, &c->tmpl);
 	if (ret)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* What user space learns about an interface: index, MTU, queues, addresses, kind, counters. */
+/* What user space learns about an interface: index, MTU, queues, addresses, next hops, kind, counters. */
 #ifndef LINERATE_NETDEV_H
 #define LINERATE_NETDEV_H
 
@@ -25,11 +25,47 @@ int lr_if_open(const char *name, struct lr_if *ifc, char *err, size_t errlen);
 /* First address of @family on the interface. */
 int lr_if_addr(const struct lr_if *ifc, int family, struct in6_addr *out);
 /*
- * Next-hop MAC for @dst: the neighbour table first, then the veth peer when
- * it is not a bridge port. -ENOENT when neither knows.
+ * MAC of @dst's next hop on the interface: the gateway of the kernel's route
+ * through it, else @dst itself. Taken from the neighbour table, else from the
+ * veth peer when that is not a bridge port, else resolved by the kernel now
+ * (ARP, neighbour discovery; at most about a second). @how says which, for a
+ * summary; on failure, -errno and one line for the user in @err that names
+ * the address, the interface and the next hop.
  */
 int lr_if_dst_mac(const struct lr_if *ifc, int family, const struct in6_addr *dst, uint8_t mac[6],
-		  char *how, size_t howlen);
+		  char *how, size_t howlen, char *err, size_t errlen);
+
+/* Where the kernel sends frames for a destination: an answer to RTM_GETROUTE. */
+struct lr_if_nexthop {
+	int family;	/* of @addr; an IPv4 route may have an IPv6 gateway (RFC 5549) */
+	struct in6_addr addr;	/* the gateway, else the destination; IPv4 in the first 4 bytes */
+	bool gateway;
+	int oif;	/* the interface the route leaves through */
+	unsigned int type;	/* RTN_* */
+};
+
+/*
+ * Parses one RTM_NEWROUTE message (netlink header included) answering a lookup
+ * of @dst. -ENOENT when it is about another route, -EBADMSG when malformed.
+ */
+int lr_if_route_parse(const void *msg, size_t len, int family, const struct in6_addr *dst,
+		      struct lr_if_nexthop *out);
+
+/* One neighbour table entry. */
+struct lr_if_neigh {
+	unsigned int state;	/* NUD_* of linux/neighbour.h */
+	bool have_mac;
+	uint8_t mac[6];
+};
+
+/*
+ * Parses one RTM_NEWNEIGH message (netlink header included) about @addr on
+ * @ifindex. -ENOENT when it is about another entry, -EBADMSG when malformed.
+ */
+int lr_if_neigh_parse(const void *msg, size_t len, int ifindex, int family, const struct in6_addr *addr,
+		      struct lr_if_neigh *out);
+/* True when the entry's state vouches for its MAC and the MAC is a unicast one. */
+bool lr_if_neigh_usable(const struct lr_if_neigh *n);
 /* A counter from /sys/class/net/IF/statistics (e.g. "tx_dropped"); -errno. */
 int lr_if_stat(const char *ifname, const char *counter, uint64_t *out);
 
