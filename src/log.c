@@ -42,15 +42,54 @@ void lr_msg(char *buf, size_t len, const char *fmt, ...)
 	va_end(ap);
 }
 
+size_t lr_escape(const char *in, char *out, size_t len)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t o = 0;
+
+	if (!len)
+		return 0;
+	for (; *in && o + 1 < len; in++) {
+		unsigned char c = (unsigned char)*in;
+		char e = c == '\n' ? 'n' : c == '\t' ? 't' : c == '\r' ? 'r' : 0;
+
+		if (c >= 0x20 && c != 0x7f) {
+			out[o++] = (char)c;
+		} else if (e && o + 2 < len) {
+			out[o++] = '\\';
+			out[o++] = e;
+		} else if (!e && o + 4 < len) {
+			out[o++] = '\\';
+			out[o++] = 'x';
+			out[o++] = hex[c >> 4];
+			out[o++] = hex[c & 15];
+		} else {
+			break;
+		}
+	}
+	out[o] = '\0';
+	return o;
+}
+
+void lr_err_line(const char *prefix, const char *msg)
+{
+	char buf[2048];
+
+	lr_escape(msg, buf, sizeof(buf));
+	fprintf(stderr, "%s%s\n", prefix, buf);
+}
+
 int lr_fail(int code, const char *cmd, const char *fmt, ...)
 {
+	char msg[2048], prefix[64];
 	va_list ap;
 
-	fprintf(stderr, "linerate %s: ", cmd);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	/* messages quote what the user gave: escaped, so one error stays one line */
+	snprintf(prefix, sizeof(prefix), "linerate %s: ", cmd);
+	lr_err_line(prefix, msg);
 	return code;
 }
 

@@ -5,6 +5,7 @@
 #include "linerate/caps.h"
 #include "linerate/cmd.h"
 #include "linerate/container.h"
+#include "linerate/log.h"
 #include "linerate/opts.h"
 
 static void usage(FILE *out)
@@ -21,79 +22,53 @@ static void usage(FILE *out)
 		"  help   this text; 'linerate COMMAND --help' for a command's options\n");
 }
 
+/* Each command: parse (0, 1 for help shown, -EINVAL with one line in @err) then run (an exit code). */
+#define CMD(name, type, parse, body)                                                                  \
+	static int cmd_##name(int argc, char **argv)                                                  \
+	{                                                                                             \
+		char err[512];                                                                        \
+		type o;                                                                               \
+		int ret = parse(argc, argv, &o, stdout, err, sizeof(err));                            \
+                                                                                                      \
+		if (ret == 1)                                                                         \
+			return LR_EXIT_OK;                                                            \
+		if (ret) {                                                                            \
+			lr_err_line("linerate " #name ": ", err);                                     \
+			return LR_EXIT_USAGE;                                                         \
+		}                                                                                     \
+		return body(&o);                                                                      \
+	}
+
+CMD(send, struct lr_send_opts, lr_cli_parse_send, lr_cmd_send)
+CMD(recv, struct lr_recv_opts, lr_cli_parse_recv, lr_cmd_recv)
+CMD(run, struct lr_run_opts, lr_cli_parse_run, lr_cmd_run)
+CMD(probe, struct lr_probe_opts, lr_cli_parse_probe, lr_cmd_probe)
+CMD(veth, struct lr_veth_opts, lr_cli_parse_veth, lr_cmd_veth)
+
+static const struct {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+} commands[] = {
+	{ "send", cmd_send }, { "recv", cmd_recv }, { "run", cmd_run }, { "probe", cmd_probe }, { "veth", cmd_veth },
+};
+
 int main(int argc, char **argv)
 {
-	char err[512];
-	int ret;
+	char name[128];
+	size_t i;
 
 	if (argc < 2) {
 		usage(stderr);
 		return LR_EXIT_USAGE;
 	}
-	if (!strcmp(argv[1], "run")) {
-		struct lr_run_opts o;
-
-		ret = lr_cli_parse_run(argc - 1, argv + 1, &o, stdout, err, sizeof(err));
-		if (ret == 1)
-			return LR_EXIT_OK;
-		if (ret) {
-			fprintf(stderr, "linerate run: %s\n", err);
-			return LR_EXIT_USAGE;
-		}
-		return lr_cmd_run(&o);
-	}
-	if (!strcmp(argv[1], "send")) {
-		struct lr_send_opts o;
-
-		ret = lr_cli_parse_send(argc - 1, argv + 1, &o, stdout, err, sizeof(err));
-		if (ret == 1)
-			return LR_EXIT_OK;
-		if (ret) {
-			fprintf(stderr, "linerate send: %s\n", err);
-			return LR_EXIT_USAGE;
-		}
-		return lr_cmd_send(&o);
-	}
-	if (!strcmp(argv[1], "recv")) {
-		struct lr_recv_opts o;
-
-		ret = lr_cli_parse_recv(argc - 1, argv + 1, &o, stdout, err, sizeof(err));
-		if (ret == 1)
-			return LR_EXIT_OK;
-		if (ret) {
-			fprintf(stderr, "linerate recv: %s\n", err);
-			return LR_EXIT_USAGE;
-		}
-		return lr_cmd_recv(&o);
-	}
-	if (!strcmp(argv[1], "probe")) {
-		struct lr_probe_opts o;
-
-		ret = lr_cli_parse_probe(argc - 1, argv + 1, &o, stdout, err, sizeof(err));
-		if (ret == 1)
-			return LR_EXIT_OK;
-		if (ret) {
-			fprintf(stderr, "linerate probe: %s\n", err);
-			return LR_EXIT_USAGE;
-		}
-		return lr_cmd_probe(&o);
-	}
-	if (!strcmp(argv[1], "veth")) {
-		struct lr_veth_opts o;
-
-		ret = lr_cli_parse_veth(argc - 1, argv + 1, &o, stdout, err, sizeof(err));
-		if (ret == 1)
-			return LR_EXIT_OK;
-		if (ret) {
-			fprintf(stderr, "linerate veth: %s\n", err);
-			return LR_EXIT_USAGE;
-		}
-		return lr_cmd_veth(&o);
-	}
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].fn(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		usage(stdout);
 		return LR_EXIT_OK;
 	}
-	fprintf(stderr, "linerate: unknown command '%s' (try 'linerate help')\n", argv[1]);
+	lr_escape(argv[1], name, sizeof(name));
+	fprintf(stderr, "linerate: unknown command '%s' (try 'linerate help')\n", name);
 	return LR_EXIT_USAGE;
 }

@@ -1035,7 +1035,7 @@ int lr_cmd_run(const struct lr_run_opts *o)
 		return lr_fail(LR_EXIT_RUNTIME, "run", "out of memory");
 	/* the whole file is checked before anything is touched */
 	if (lr_cfg_load(o->file, cfg, err, sizeof(err))) {
-		fprintf(stderr, "%s\n", err);
+		lr_err_line("", err);
 		free(cfg);
 		return LR_EXIT_USAGE;
 	}

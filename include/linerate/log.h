@@ -13,7 +13,15 @@ int lr_log_level(void);
 void lr_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* snprintf into a caller's message buffer, which may be NULL. */
 void lr_msg(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-/* Prints "linerate CMD: message" on stderr and returns @code (an exit code). */
+/*
+ * Copies @in to @out with control characters written as \n, \t, \r or \xNN, so that text
+ * quoted from the user's input cannot break a one-line message in two (or move the cursor).
+ * Truncates to @len; returns the length written.
+ */
+size_t lr_escape(const char *in, char *out, size_t len);
+/* "@prefix@msg\n" on stderr, @msg escaped. */
+void lr_err_line(const char *prefix, const char *msg);
+/* Prints "linerate CMD: message" on stderr (escaped) and returns @code (an exit code). */
 int lr_fail(int code, const char *cmd, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Sends libbpf and libxdp messages one level quieter than ours. */
