@@ -15,6 +15,7 @@
 #include "linerate/capture.h"
 #include "linerate/frame.h"
 #include "linerate/log.h"
+#include "linerate/outfile.h"
 
 #define NSEC_PER_SEC		1000000000ULL
 #define PCAP_FILE_HDR		24
@@ -38,8 +39,7 @@ struct lr_pcap_writer {
 	uint64_t capped;
 	unsigned int snaplen;
 	int err;	/* first write error, reported by lr_pcap_close() */
-	char path[PATH_MAX];
-	char tmp[PATH_MAX];
+	struct lr_out out;	/* the temporary file, renamed into place at the end */
 };
 
 struct sample_slot {
@@ -224,35 +224,36 @@ int lr_pcap_open(const char *path, uint64_t max_bytes, unsigned int snaplen, str
 	int fd, ret;
 
 	*out = NULL;
+	/* the whole path is checked before anything is created (a directory, a device, no such directory) */
+	ret = lr_out_check("--pcap", path, false, err, errlen);
+	if (ret) {
+		/* the caller names the option */
+		if (!strncmp(err, "--pcap: ", 8))
+			memmove(err, err + 8, strlen(err + 8) + 1);
+		return ret;
+	}
 	w = calloc(1, sizeof(*w));
 	if (!w) {
 		lr_msg(err, errlen, "cannot write '%s': %s", path, strerror(ENOMEM));
 		return -ENOMEM;
 	}
-	if (snprintf(w->path, sizeof(w->path), "%s", path) >= (int)sizeof(w->path) ||
-	    snprintf(w->tmp, sizeof(w->tmp), "%s.XXXXXX", path) >= (int)sizeof(w->tmp)) {
-		lr_msg(err, errlen, "cannot write '%s': %s", path, strerror(ENAMETOOLONG));
-		free(w);
-		return -ENAMETOOLONG;
-	}
 	w->snaplen = snaplen && snaplen < PCAP_MAX_SNAPLEN ? snaplen : PCAP_MAX_SNAPLEN;
 	w->max_bytes = max_bytes;
 	w->bytes = PCAP_FILE_HDR;
 
-	/* in the same directory, so the final rename never crosses a file system */
-	fd = mkstemp(w->tmp);
-	if (fd < 0) {
-		ret = -errno;
-		lr_msg(err, errlen, "cannot write '%s': %s", path, strerror(-ret));
+	/* captures may hold foreign traffic: readable by the owner only, unless the umask says less */
+	ret = lr_out_open(path, LR_OUT_MODE_PCAP, &w->out, err, errlen);
+	if (ret) {
 		free(w);
 		return ret;
 	}
-	if (fchmod(fd, 0644) || !(w->f = fdopen(fd, "wb"))) {
+	fd = w->out.fd;
+	if (!(w->f = fdopen(fd, "wb"))) {
 		ret = -errno;
-		close(fd);
 		lr_msg(err, errlen, "cannot write '%s': %s", path, strerror(-ret));
 		goto fail;
 	}
+	w->out.fd = -1;	/* the FILE owns it now */
 	w->pcap = pcap_open_dead_with_tstamp_precision(DLT_EN10MB, (int)w->snaplen, PCAP_TSTAMP_PRECISION_NANO);
 	if (!w->pcap) {
 		ret = -ENOMEM;
@@ -269,7 +270,7 @@ int lr_pcap_open(const char *path, uint64_t max_bytes, unsigned int snaplen, str
 	*out = w;
 	return 0;
 fail:
-	unlink(w->tmp);
+	lr_out_abort(&w->out);
 	writer_free(w);
 	return ret;
 }
@@ -321,13 +322,11 @@ int lr_pcap_close(struct lr_pcap_writer *w, char *err, size_t errlen)
 	pcap_dump_close(w->dump);	/* fclose: nothing left to flush after the above */
 	w->dump = NULL;
 	w->f = NULL;
-	if (!ret && rename(w->tmp, w->path)) {
-		what = "cannot rename the temporary file into place";
-		ret = -errno;
-	}
 	if (ret) {
-		lr_msg(err, errlen, "%s: %s: %s", w->path, what, strerror(-ret));
-		unlink(w->tmp);
+		lr_msg(err, errlen, "%s: %s: %s", w->out.path, what, strerror(-ret));
+		lr_out_abort(&w->out);
+	} else {
+		ret = lr_out_commit(&w->out, err, errlen);
 	}
 	writer_free(w);
 	return ret;
@@ -337,7 +336,7 @@ void lr_pcap_abort(struct lr_pcap_writer *w)
 {
 	if (!w)
 		return;
-	unlink(w->tmp);
+	lr_out_abort(&w->out);
 	writer_free(w);
 }
 

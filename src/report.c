@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include "linerate/flow.h"
+#include "linerate/outfile.h"
 #include "linerate/report.h"
 
 const char *lr_fmt_si(double v, char *buf, size_t len)
@@ -54,59 +55,36 @@ uint64_t lr_lat_quantile(const __u64 *hist, unsigned int nbuckets, uint64_t coun
 
 int lr_json_check_path(const char *path, char *err, size_t errlen)
 {
-	char dir[PATH_MAX];
-
-	if (!strcmp(path, "-"))
-		return 0;
-	snprintf(dir, sizeof(dir), "%s", path);
-	if (access(dirname(dir), W_OK)) {
-		snprintf(err, errlen, "--json: cannot write '%s': %s", path, strerror(errno));
-		return -errno;
-	}
-	return 0;
+	return lr_out_check("--json", path, true, err, errlen);
 }
 
 int lr_json_write(struct json_object *obj, const char *path, char *err, size_t errlen)
 {
 	const char *text = json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
-	char tmp[PATH_MAX];
-	size_t len = strlen(text);
-	FILE *f;
-	int fd, ret = 0;
+	struct lr_out out;
+	char why[512];
+	int ret;
 
 	if (!strcmp(path, "-")) {
 		printf("%s\n", text);
 		fflush(stdout);
 		return 0;
 	}
-	if (snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= (int)sizeof(tmp)) {
-		snprintf(err, errlen, "--json: path too long");
-		return -ENAMETOOLONG;
-	}
-	fd = mkstemp(tmp);
-	if (fd < 0) {
-		ret = -errno;
-		snprintf(err, errlen, "--json: cannot create '%s': %s", tmp, strerror(-ret));
+	ret = lr_out_open(path, LR_OUT_MODE, &out, why, sizeof(why));
+	if (ret) {
+		snprintf(err, errlen, "--json: %s", why);
 		return ret;
 	}
-	fchmod(fd, 0644);
-	f = fdopen(fd, "w");
-	if (!f) {
-		ret = -errno;
-		close(fd);
-		goto fail;
-	}
-	errno = 0;
-	if (fwrite(text, 1, len, f) != len || fputc('\n', f) == EOF || fflush(f) || fsync(fileno(f)))
-		ret = -errno ? -errno : -EIO;
-	if (fclose(f) && !ret)
-		ret = -errno;
-	if (!ret && rename(tmp, path))
-		ret = -errno;
+	ret = lr_out_write(&out, text, strlen(text));
 	if (!ret)
-		return 0;
-fail:
-	snprintf(err, errlen, "--json: cannot write '%s': %s", path, strerror(-ret));
-	unlink(tmp);
+		ret = lr_out_write(&out, "\n", 1);
+	if (ret) {
+		snprintf(err, errlen, "--json: cannot write '%s': %s", path, strerror(-ret));
+		lr_out_abort(&out);
+		return ret;
+	}
+	ret = lr_out_commit(&out, why, sizeof(why));
+	if (ret)
+		snprintf(err, errlen, "--json: %s", why);
 	return ret;
 }

@@ -18,6 +18,7 @@
 #include "linerate/config.h"
 #include "linerate/frame.h"
 #include "linerate/log.h"
+#include "linerate/outfile.h"
 #include "linerate/rate.h"
 #include "linerate/report.h"
 #include "linerate/rx.h"
@@ -861,7 +862,8 @@ static int write_json(const struct run_ctx *r)
 static int write_csv(const struct run_ctx *r)
 {
 	const char *path = r->o->csv;
-	char tmp[LR_PATH_MAX + 16];
+	struct lr_out out = { .fd = -1 };
+	char err[512];
 	FILE *f;
 	unsigned int i;
 	int ret = 0;
@@ -869,12 +871,19 @@ static int write_csv(const struct run_ctx *r)
 	if (!strcmp(path, "-")) {
 		f = stdout;
 	} else {
-		snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-		f = fopen(tmp, "we");
-		if (!f) {
-			fprintf(stderr, "linerate run: --csv: cannot write '%s': %s\n", path, strerror(errno));
-			return -errno;
+		ret = lr_out_open(path, LR_OUT_MODE, &out, err, sizeof(err));
+		if (ret) {
+			fprintf(stderr, "linerate run: --csv: %s\n", err);
+			return ret;
 		}
+		f = fdopen(out.fd, "w");
+		if (!f) {
+			ret = -errno;
+			fprintf(stderr, "linerate run: --csv: cannot write '%s': %s\n", path, strerror(-ret));
+			lr_out_abort(&out);
+			return ret;
+		}
+		out.fd = -1;	/* the FILE owns it now */
 	}
 	fprintf(f, "step,size,trial,offered_pps,tx_pps,rx_pps,l1_gbps,loss_pct,lost,reordered,duplicates,"
 		   "p50_ns,p99_ns,tx_queued,tx_completed,tx_dev_dropped,rx_dev_dropped,rx_drv_drops,ring_drops,pass,limit\n");
@@ -891,10 +900,16 @@ static int write_csv(const struct run_ctx *r)
 			(unsigned long long)s->rx.dev.drv_drops, (unsigned long long)s->rx.res.ring_drops, s->pass, s->limit);
 	}
 	if (f != stdout) {
-		if (fclose(f) || rename(tmp, path)) {
+		errno = 0;
+		if (fflush(f) || ferror(f) || fsync(fileno(f)))
+			ret = errno ? -errno : -EIO;
+		if (fclose(f) && !ret)
 			ret = -errno;
-			fprintf(stderr, "linerate run: --csv: cannot write '%s': %s\n", path, strerror(errno));
-			unlink(tmp);
+		if (ret) {
+			fprintf(stderr, "linerate run: --csv: cannot write '%s': %s\n", path, strerror(-ret));
+			lr_out_abort(&out);
+		} else if ((ret = lr_out_commit(&out, err, sizeof(err)))) {
+			fprintf(stderr, "linerate run: --csv: %s\n", err);
 		}
 	} else {
 		fflush(f);
@@ -1046,14 +1061,28 @@ int lr_cmd_run(const struct lr_run_opts *o)
 		free(cfg);
 		return LR_EXIT_OK;
 	}
-	if ((o->json[0] && lr_json_check_path(o->json, err, sizeof(err))) ||
-	    (o->csv[0] && lr_json_check_path(o->csv, err, sizeof(err)))) {
-		fprintf(stderr, "linerate run: %s\n", err);
+	if ((o->json[0] && lr_out_check("--json", o->json, true, err, sizeof(err))) ||
+	    (o->csv[0] && lr_out_check("--csv", o->csv, true, err, sizeof(err))) ||
+	    (cfg->tx_pcap[0] && lr_out_check("[tx] pcap", cfg->tx_pcap, false, err, sizeof(err))) ||
+	    (cfg->rx_pcap[0] && lr_out_check("[rx] pcap", cfg->rx_pcap, false, err, sizeof(err)))) {
+		lr_err_line("linerate run: ", err);
 		free(cfg);
 		return LR_EXIT_USAGE;
 	}
 	r.cfg = cfg;
 	r.engine = cfg->tx_engine;
+	for (i = 0; i < cfg->nstreams; i++) {
+		const struct lr_cfg_stream *st = &cfg->streams[i];
+		struct lr_send_opts so;
+
+		stream_opts(&r, st, LR_MIN_FRAME, 0, NS, &so);
+		if (lr_tx_check_cpus(&so, err, sizeof(err))) {
+			fprintf(stderr, "linerate run: %s:%d: %s%s%s cpus: %s\n", cfg->path, st->line,
+				st->name[0] ? "[stream " : "[tx]", st->name, st->name[0] ? "]" : "", err);
+			free(cfg);
+			return LR_EXIT_USAGE;
+		}
+	}
 	ret = start_receiver(&r);
 	if (ret < 0) {
 		free(cfg);

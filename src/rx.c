@@ -13,6 +13,7 @@
 #include "linerate/cmd.h"
 #include "linerate/frame.h"
 #include "linerate/log.h"
+#include "linerate/outfile.h"
 #include "linerate/rate.h"
 #include "linerate/report.h"
 #include "linerate/rx.h"
@@ -219,20 +220,24 @@ void lr_rx_reset(struct lr_rx *rx)
 	rx->ring_drops = 0;
 }
 
-static int write_ready(const char *path)
+/* The ready file appears whole, under its name, once counting has started: our PID. */
+static int write_ready(const char *path, char *err, size_t errlen)
 {
-	char tmp[LR_PATH_MAX + 16];
-	int fd;
+	struct lr_out out;
+	char pid[32];
+	int ret;
 
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -errno;
-	dprintf(fd, "%d\n", (int)getpid());
-	close(fd);
-	if (rename(tmp, path))
-		return -errno;
-	return 0;
+	ret = lr_out_open(path, LR_OUT_MODE, &out, err, errlen);
+	if (ret)
+		return ret;
+	snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+	ret = lr_out_write(&out, pid, strlen(pid));
+	if (ret) {
+		lr_msg(err, errlen, "cannot write '%s': %s", path, strerror(-ret));
+		lr_out_abort(&out);
+		return ret;
+	}
+	return lr_out_commit(&out, err, errlen);
 }
 
 static void live_line(struct recv_ctx *c, uint64_t *prev_pkts, uint64_t *prev_bytes, uint64_t dt)
@@ -483,8 +488,11 @@ int lr_cmd_recv(const struct lr_recv_opts *o)
 
 	lr_log_set_level(o->verbose);
 	lr_log_hook_libs();
-	if (o->json[0] && lr_json_check_path(o->json, err, sizeof(err)))
-		return lr_fail(LR_EXIT_USAGE, "recv", "%s", err + strlen("--json: "));
+	/* every output path before any interface is touched: a bad one is a usage error, not a lost test */
+	if ((o->json[0] && lr_out_check("--json", o->json, true, err, sizeof(err))) ||
+	    (o->pcap[0] && lr_out_check("--pcap", o->pcap, false, err, sizeof(err))) ||
+	    (o->ready_file[0] && lr_out_check("--ready-file", o->ready_file, false, err, sizeof(err))))
+		return lr_fail(LR_EXIT_USAGE, "recv", "%s", err);
 	if (o->netns[0] && lr_netns_enter(o->netns, err, sizeof(err)))
 		return lr_fail(LR_EXIT_USAGE, "recv", "%s", err);
 	memset(&c, 0, sizeof(c));
@@ -495,9 +503,8 @@ int lr_cmd_recv(const struct lr_recv_opts *o)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	fprintf(stderr, "linerate recv: %s\n", line);
-	if (o->ready_file[0] && (ret = write_ready(o->ready_file))) {
-		ret = lr_fail(LR_EXIT_USAGE, "recv", "--ready-file: cannot write '%s': %s", o->ready_file,
-			      strerror(-ret));
+	if (o->ready_file[0] && write_ready(o->ready_file, err, sizeof(err))) {
+		ret = lr_fail(LR_EXIT_RUNTIME, "recv", "--ready-file: %s", err);
 		goto out;
 	}
 	loop(&c);

@@ -2,6 +2,7 @@
 /* `linerate send`: checks the interface, builds the template, runs the workers, reports. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include "linerate/cmd.h"
 #include "linerate/engine.h"
 #include "linerate/log.h"
+#include "linerate/outfile.h"
 #include "linerate/rate.h"
 #include "linerate/report.h"
 #include "linerate/tx.h"
@@ -213,6 +215,50 @@ static int try_engine(void *ctx, const struct lr_cand *cand, char *why, size_t l
 	return 0;
 }
 
+/* The CPUs this process may run on (its affinity mask, which taskset and cpusets narrow), in order. */
+static unsigned int allowed_cpus(unsigned int *out, unsigned int max)
+{
+	cpu_set_t set;
+	unsigned int n = 0;
+	int cpu;
+
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return 0;
+	for (cpu = 0; cpu < CPU_SETSIZE && n < max; cpu++)
+		if (CPU_ISSET(cpu, &set))
+			out[n++] = (unsigned int)cpu;
+	return n;
+}
+
+/* Worker @i's CPU: the one --cpus names, else the queue's index into the CPUs we may use. */
+static unsigned int worker_cpu(const struct lr_send_opts *o, unsigned int i, const unsigned int *allowed,
+			       unsigned int nallowed)
+{
+	if (o->cpus_set)
+		return o->cpus[i];
+	return nallowed ? allowed[o->queues[i] % nallowed] : o->queues[i];
+}
+
+int lr_tx_check_cpus(const struct lr_send_opts *o, char *err, size_t errlen)
+{
+	unsigned int allowed[CPU_SETSIZE], n, i, k;
+
+	n = allowed_cpus(allowed, CPU_SETSIZE);
+	if (!n || !o->cpus_set)
+		return 0;
+	for (i = 0; i < o->nworkers; i++) {
+		for (k = 0; k < n && allowed[k] != o->cpus[i]; k++)
+			;
+		if (k == n) {
+			snprintf(err, errlen, "CPU %u is not one this process may run on (%u CPU%s: %u-%u%s)",
+				 o->cpus[i], n, n == 1 ? "" : "s", allowed[0], allowed[n - 1],
+				 allowed[n - 1] - allowed[0] + 1 == n ? "" : ", with gaps");
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 static int open_engine(struct lr_tx *c)
 {
 	static const struct lr_cand all[] = {
@@ -223,7 +269,7 @@ static int open_engine(struct lr_tx *c)
 	const struct lr_send_opts *o = c->o;
 	const struct lr_cand *cands = all;
 	uint64_t pps = lr_rate_pps(&o->rate, c->frame_bytes);
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned int allowed[CPU_SETSIZE], nallowed = allowed_cpus(allowed, CPU_SETSIZE);
 	struct lr_choice ch;
 	char why[512];
 	unsigned int i, n = 3;
@@ -253,7 +299,7 @@ static int open_engine(struct lr_tx *c)
 		struct lr_worker *w = &c->ws[i];
 
 		w->queue = o->queues[i];
-		w->cpu = o->cpus_set ? o->cpus[i] : o->queues[i] % (unsigned int)(ncpu > 0 ? ncpu : 1);
+		w->cpu = worker_cpu(o, i, allowed, nallowed);
 		w->opts = o;
 		w->ifc = &c->ifc;
 		w->tmpl = &c->tmpl;
@@ -695,8 +741,11 @@ int lr_cmd_send(const struct lr_send_opts *o)
 
 	lr_log_set_level(o->verbose);
 	lr_log_hook_libs();
-	if (o->json[0] && lr_json_check_path(o->json, err, sizeof(err)))
-		return lr_fail(LR_EXIT_USAGE, "send", "%s", err + strlen("--json: "));
+	/* outputs and CPUs before any interface is touched: a bad one is a usage error, not a lost test */
+	if ((o->json[0] && lr_out_check("--json", o->json, true, err, sizeof(err))) ||
+	    (o->pcap[0] && lr_out_check("--pcap", o->pcap, false, err, sizeof(err))) ||
+	    (lr_tx_check_cpus(o, err + 8, sizeof(err) - 8) && (memcpy(err, "--cpus: ", 8), 1)))
+		return lr_fail(LR_EXIT_USAGE, "send", "%s", err);
 	if (o->netns[0] && lr_netns_enter(o->netns, err, sizeof(err)))
 		return lr_fail(LR_EXIT_USAGE, "send", "%s", err);
 	/* the capture file first: an unwritable path fails before any interface is touched */

@@ -17,6 +17,8 @@ struct lr_tx;
  * printing one line); nothing is left open on failure.
  */
 int lr_tx_open(const struct lr_send_opts *o, unsigned int flow_base, unsigned int flows_total, struct lr_tx **out);
+/* The CPUs given name only CPUs this process may run on (its affinity mask). 0, or -EINVAL with one line. */
+int lr_tx_check_cpus(const struct lr_send_opts *o, char *err, size_t errlen);
 /* Starts the worker threads; they wait for lr_tx_go(). Exit code. */
 int lr_tx_start(struct lr_tx *t);
 /* Waits until every worker is pinned and waiting (or @timeout_ns passed), so the clock starts fair. */
