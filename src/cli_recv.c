@@ -21,7 +21,7 @@ enum {
 static const struct lr_opt recv_opts[] = {
 	{ O_IFACE, "interface", 'i', "IFACE", "interface to count on (the XDP program attaches here)", NULL },
 	{ O_DST_PORT, "dst-port", 0, "PORT", "UDP destination port of the test frames", "7447" },
-	{ O_DURATION, "duration", 'd', "TIME", "stop after TIME (10s, 500ms, 2m)", "until SIGINT" },
+	{ O_DURATION, "duration", 'd', "TIME", "stop after TIME (10s, 500ms, 2m; at most a year)", "until SIGINT" },
 	{ O_ONCE, "once", 0, NULL, "stop once every flow's end-of-test marker has arrived", NULL },
 	{ O_PASS, "pass", 0, NULL, "pass test frames on to the stack instead of dropping them", NULL },
 	{ O_ENGINE, "engine", 'e', "NAME",
@@ -72,7 +72,7 @@ static int recv_set(void *ctx, int id, const char *arg, char *err, size_t errlen
 {
 	struct lr_recv_opts *o = ctx;
 	uint64_t v;
-	int choice;
+	int choice, ret;
 
 	switch (id) {
 	case O_IFACE:
@@ -85,7 +85,12 @@ static int recv_set(void *ctx, int id, const char *arg, char *err, size_t errlen
 		o->dst_port = (uint16_t)v;
 		return 0;
 	case O_DURATION:
-		if (lr_parse_duration(arg, &o->duration_ns) || !o->duration_ns) {
+		ret = lr_parse_duration(arg, &o->duration_ns);
+		if (ret == -ERANGE) {
+			snprintf(err, errlen, "--duration: '%s' is longer than the limit of a year", arg);
+			return -EINVAL;
+		}
+		if (ret || !o->duration_ns) {
 			snprintf(err, errlen, "--duration: '%s' is not a duration (10s, 500ms, 2m)", arg);
 			return -EINVAL;
 		}

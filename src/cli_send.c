@@ -29,9 +29,9 @@ static const struct lr_opt send_opts[] = {
 	{ O_DST_PORT, "dst-port", 0, "PORT", "UDP destination port (the receiver counts this port)", "7447" },
 	{ O_SIZE, "size", 0, "BYTES", "Ethernet frame size incl. FCS, 64..MTU+18", "64" },
 	{ O_FLOWS, "flows", 0, "N", "flows (UDP source ports), each with its own sequence", "1" },
-	{ O_RATE, "rate", 0, "RATE", "total rate: max, N[k|M|G][pps], or N[k|M|G]bit (L1 line rate)", "max" },
+	{ O_RATE, "rate", 0, "RATE", "total rate: max, N[k|M|G][pps] (at most 1 Gpps), or N[k|M|G]bit (L1 line rate, at most 1 Tbit/s)", "max" },
 	{ O_COUNT, "count", 'c', "N", "stop after N frames in all", NULL },
-	{ O_DURATION, "duration", 'd', "TIME", "stop after TIME (10s, 500ms, 2m)", "10s unless --count" },
+	{ O_DURATION, "duration", 'd', "TIME", "stop after TIME (10s, 500ms, 2m; at most a year)", "10s unless --count" },
 	{ O_QUEUES, "queues", 0, "LIST", "TX queues, one pinned worker each (0-3, 0,2)", "0" },
 	{ O_CPUS, "cpus", 0, "LIST", "CPU of each worker, same length as --queues", "CPU n for queue n" },
 	{ O_ENGINE, "engine", 'e', "NAME",
@@ -116,7 +116,7 @@ static int send_set(void *ctx, int id, const char *arg, char *err, size_t errlen
 {
 	struct lr_send_opts *o = ctx;
 	uint64_t v;
-	int n, choice;
+	int n, choice, ret;
 
 	switch (id) {
 	case O_IFACE:
@@ -154,7 +154,12 @@ static int send_set(void *ctx, int id, const char *arg, char *err, size_t errlen
 		o->flows = (unsigned int)v;
 		return 0;
 	case O_RATE:
-		if (lr_parse_rate(arg, &o->rate)) {
+		ret = lr_parse_rate(arg, &o->rate);
+		if (ret == -ERANGE) {
+			snprintf(err, errlen, "--rate: '%s' is above the limit of 1 Gpps (1 Tbit/s as a bit rate)", arg);
+			return -EINVAL;
+		}
+		if (ret) {
 			snprintf(err, errlen, "--rate: '%s' is not a rate (max, 100k, 1Mpps, 2.5Gbit)", arg);
 			return -EINVAL;
 		}
@@ -166,7 +171,12 @@ static int send_set(void *ctx, int id, const char *arg, char *err, size_t errlen
 		}
 		return 0;
 	case O_DURATION:
-		if (lr_parse_duration(arg, &o->duration_ns) || !o->duration_ns) {
+		ret = lr_parse_duration(arg, &o->duration_ns);
+		if (ret == -ERANGE) {
+			snprintf(err, errlen, "--duration: '%s' is longer than the limit of a year", arg);
+			return -EINVAL;
+		}
+		if (ret || !o->duration_ns) {
 			snprintf(err, errlen, "--duration: '%s' is not a duration (10s, 500ms, 2m)", arg);
 			return -EINVAL;
 		}

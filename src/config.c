@@ -434,10 +434,15 @@ static int set_rates(struct parser *p, const char *key, const char *v)
 	if (ret)
 		return fail(p, p->line, "%s %s: '%s' has an empty item; give rates as 20k, 50k, max", p->cur_title,
 			    key, v);
-	for (i = 0; i < n; i++)
-		if (lr_parse_rate(items[i], &p->cfg->rates[i]))
+	for (i = 0; i < n; i++) {
+		ret = lr_parse_rate(items[i], &p->cfg->rates[i]);
+		if (ret == -ERANGE)
+			return fail(p, p->line, "%s %s: '%s' is above the limit of 1 Gpps (1 Tbit/s as a bit rate)",
+				    p->cur_title, key, items[i]);
+		if (ret)
 			return fail(p, p->line, "%s %s: '%s' is not a rate (max, 100k, 1Mpps, 2.5Gbit)", p->cur_title,
 				    key, items[i]);
+	}
 	p->cfg->nrates = n;
 	return 0;
 }

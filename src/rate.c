@@ -63,7 +63,20 @@ static uint64_t wait_ns(const struct lr_bucket *b, uint64_t now_ns, uint64_t nee
 
 void lr_pacer_init(struct lr_pacer *p, uint64_t pps, uint64_t burst, uint64_t now_ns)
 {
-	uint64_t catchup = pps * (LR_PACE_CATCHUP_NS / 1000) / 1000000;
+	uint64_t catchup;
+
+	/*
+	 * Credit is kept in nanopackets: a bucket LR_PACE_CATCHUP_NS deep at
+	 * @pps holds pps * 1e7 of them, which fits 64 bits up to 1.8e12 pps.
+	 * The CLI allows 1.5 Gpps at most (1 Tbit/s of 64-byte frames); a
+	 * library caller asking for more is held to LR_PACE_MAX_PPS rather
+	 * than wrapping into a pacer that never sends.
+	 */
+	if (pps > LR_PACE_MAX_PPS)
+		pps = LR_PACE_MAX_PPS;
+	if (burst > LR_PACE_MAX_PPS)
+		burst = LR_PACE_MAX_PPS;
+	catchup = pps * (LR_PACE_CATCHUP_NS / 1000) / 1000000;
 
 	p->pps = pps;
 	p->burst = burst ? burst : 1;

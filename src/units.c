@@ -124,9 +124,12 @@ int lr_parse_duration(const char *s, uint64_t *ns)
 	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
 		if (strcmp(p, units[i].sfx))
 			continue;
+		/* v is below 2^64 * 1e9: compare before multiplying, so 128 bits never wrap */
+		if (v > (unsigned __int128)LR_DURATION_MAX_NS * 1000000000ULL / units[i].ns + 1)
+			return -ERANGE;
 		v *= units[i].ns;
 		v /= 1000000000ULL;
-		if (v > UINT64_MAX)
+		if (v > LR_DURATION_MAX_NS)
 			return -ERANGE;
 		*ns = (uint64_t)v;
 		return 0;
@@ -163,12 +166,16 @@ int lr_parse_rate(const char *s, struct lr_rate *r)
 	if (err == -EINVAL && bits) {
 		/* fractional bits per second: round down, harmless */
 		v = v * mult / 1000000000ULL;
+		if (v > UINT64_MAX)
+			return -ERANGE;
 		val = (uint64_t)v;
 		err = 0;
 	}
 	if (err)
 		return err;
 	if (!val)
+		return -EINVAL;	/* no rate at all, or less than one frame a second */
+	if (val > (bits ? LR_RATE_MAX_BPS : LR_RATE_MAX_PPS))
 		return -ERANGE;
 	r->kind = bits ? LR_RATE_BPS : LR_RATE_PPS;
 	r->value = val;

@@ -23,6 +23,7 @@ struct lr_bucket {
  * so a policer just above the offered rate never sees the catch-up.
  */
 #define LR_PACE_CATCHUP_NS 10000000ULL	/* 10 ms */
+#define LR_PACE_MAX_PPS 100000000000ULL	/* 1e11: far above any allowed rate, far below overflow */
 #define LR_PACE_PEAK_DIV 16
 
 struct lr_pacer {

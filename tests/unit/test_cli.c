@@ -252,6 +252,11 @@ static const struct bad_case send_bad[] = {
 	{ "missing --dst-ip", { "send", "-i", "veth0", NULL }, "dst-ip", NULL },
 	{ "bad rate", { SEND_OK, "--rate", "5 parsecs", NULL }, "rate", NULL },
 	{ "zero rate", { SEND_OK, "--rate", "0", NULL }, "rate", NULL },
+	{ "rate past 1 Gpps", { SEND_OK, "--rate", "1844674407400", NULL }, "1 Gpps", NULL },
+	{ "rate past 1 Tbit/s", { SEND_OK, "--rate", "2Tbit", NULL }, "rate", NULL },
+	{ "bit rate past 1 Tbit/s", { SEND_OK, "--rate", "1001Gbit", NULL }, "1 Tbit/s", NULL },
+	{ "duration past a year", { SEND_OK, "--duration", "4159006706811470109h", NULL }, "year", NULL },
+	{ "duration of 2^64 s", { SEND_OK, "--duration", "18446744073709551616", NULL }, "duration", NULL },
 	{ "size 63", { SEND_OK, "--size", "63", NULL }, "size", NULL },
 	{ "size 20000", { SEND_OK, "--size", "20000", NULL }, "size", NULL },
 	{ "size junk", { SEND_OK, "--size", "64b", NULL }, "size", NULL },
@@ -366,6 +371,7 @@ static const struct bad_case recv_bad[] = {
 	{ "recv bad mode", { "recv", "-i", "veth1", "--xdp-mode", "turbo", NULL }, "xdp-mode", NULL },
 	{ "recv bad duration", { "recv", "-i", "veth1", "--duration", "-1s", NULL }, "duration", NULL },
 	{ "recv unknown option", { "recv", "-i", "veth1", "--bogus", NULL }, "bogus", NULL },
+	{ "recv duration past a year", { "recv", "-i", "veth1", "--duration", "9000h", NULL }, "year", NULL },
 };
 
 static void test_recv_errors(void **state)

@@ -231,6 +231,30 @@ static void test_pacer_no_overflow(void **state)
 	}
 }
 
+/*
+ * A library caller's absurd rate (the CLI stops at 1.5 Gpps) must not wrap the nanopacket
+ * arithmetic into a pacer that never sends: it is held to LR_PACE_MAX_PPS and sends.
+ */
+static void test_pacer_absurd_rates(void **state)
+{
+	static const uint64_t rates[] = { 1844674407400ULL, 1ULL << 60, UINT64_MAX };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rates) / sizeof(rates[0]); i++) {
+		struct lr_pacer p;
+		uint64_t now = NS, n;
+
+		lr_pacer_init(&p, rates[i], 64, now);
+		n = lr_pacer_allow(&p, now + 1000, 64);
+		if (n != 64)
+			fail_msg("%llu pps: allow after 1 us = %llu, want 64", (unsigned long long)rates[i],
+				 (unsigned long long)n);
+		lr_pacer_consume(&p, n);
+		assert_true(lr_pacer_wait_ns(&p, now + 1000) <= 1000);
+		assert_true(simulate(&p, LR_PACE_MAX_PPS, 64, 64, now + 1000, now + 1000 + NS / 1000, 100, 100, 1) > 0);
+	}
+}
+
 /* A token bucket is full once it has been idle for burst / pps seconds, however slow the rate. */
 static void test_pacer_refills_to_burst(void **state)
 {
@@ -470,6 +494,7 @@ int main(void)
 		cmocka_unit_test(test_pacer_high_rates),
 		cmocka_unit_test(test_pacer_no_overflow),
 		cmocka_unit_test(test_pacer_refills_to_burst),
+		cmocka_unit_test(test_pacer_absurd_rates),
 		cmocka_unit_test(test_pacer_catches_up_after_stall),
 		cmocka_unit_test(test_now_monotonic),
 		cmocka_unit_test(test_pace_burst),

@@ -107,6 +107,16 @@ static void test_duration(void **state)
 	duration_ok("3", 3 * NS);
 	duration_ok("0.25", 250000000);
 	duration_ok("2.5m", 150 * NS);
+	/* a year is the limit; beyond is -ERANGE, however the number would wrap */
+	duration_ok("8784h", LR_DURATION_MAX_NS);
+	duration_ok("31622400", LR_DURATION_MAX_NS);
+	assert_int_equal(lr_parse_duration("8785h", &(uint64_t){ 0 }), -ERANGE);
+	assert_int_equal(lr_parse_duration("31622400.000000001", &(uint64_t){ 0 }), -ERANGE);
+	/* 4159006706811470109 h is 2^64 * 811 ns and once wrapped to 11.5 s */
+	assert_int_equal(lr_parse_duration("4159006706811470109h", &(uint64_t){ 0 }), -ERANGE);
+	assert_int_equal(lr_parse_duration("18446744073709551615h", &(uint64_t){ 0 }), -ERANGE);
+	assert_int_equal(lr_parse_duration("18446744073709551615", &(uint64_t){ 0 }), -ERANGE);
+	assert_int_equal(lr_parse_duration("18446744073709551615ns", &(uint64_t){ 0 }), -ERANGE);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		uint64_t v = 0;
 		int err = lr_parse_duration(bad[i], &v);
@@ -149,6 +159,14 @@ static void test_rate_parse(void **state)
 	rate_ok("10Gbit", LR_RATE_BPS, 10000000000ULL);
 	rate_ok("400Gbit", LR_RATE_BPS, 400000000000ULL);
 	rate_ok("64kbit", LR_RATE_BPS, 64000);
+	/* the bounds: 1 Gpps, 1 Tbit/s; beyond is -ERANGE (1844674407400 once stalled the pacer) */
+	rate_ok("1G", LR_RATE_PPS, LR_RATE_MAX_PPS);
+	rate_ok("1000Gbit", LR_RATE_BPS, LR_RATE_MAX_BPS);
+	assert_int_equal(lr_parse_rate("1000000001", &(struct lr_rate){ 0 }), -ERANGE);
+	assert_int_equal(lr_parse_rate("1844674407400", &(struct lr_rate){ 0 }), -ERANGE);
+	assert_int_equal(lr_parse_rate("1000000000001bit", &(struct lr_rate){ 0 }), -ERANGE);
+	assert_int_equal(lr_parse_rate("18446744073709551615Gbit", &(struct lr_rate){ 0 }), -ERANGE);
+	assert_int_equal(lr_parse_rate("18446744073709551615.5Gbit", &(struct lr_rate){ 0 }), -ERANGE);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct lr_rate r = { LR_RATE_PPS, 0 };
 		int err = lr_parse_rate(bad[i], &r);
