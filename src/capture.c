@@ -2,6 +2,7 @@
 /* pcap files: atomic writer (temp name + rename), per-producer sample rings drained by one thread, frame reader. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
@@ -453,22 +454,35 @@ int lr_pcap_read_frames(const char *path, unsigned int max_len, struct lr_pcap_f
 	const u_char *data;
 	unsigned int idx = 0, cap = 0;
 	pcap_t *p = NULL;
-	struct stat st;
+	struct stat st = { 0 };
 	FILE *f;
-	int ret, dlt;
+	int fd, ret, dlt;
 
 	memset(out, 0, sizeof(*out));
-	/* our own fopen, so a missing file reports its errno rather than a libpcap string */
-	f = fopen(path, "rb");
-	if (!f) {
+	/*
+	 * Our own open, so a missing file reports its errno rather than a
+	 * libpcap string; O_NONBLOCK so that a FIFO (or a device) is refused
+	 * below instead of blocking the open until a writer comes.
+	 */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0) {
 		ret = -errno;
 		lr_msg(err, errlen, "cannot open '%s': %s", path, strerror(-ret));
 		return ret;
 	}
-	if (!fstat(fileno(f), &st) && S_ISDIR(st.st_mode)) {
-		fclose(f);
-		lr_msg(err, errlen, "cannot open '%s': %s", path, strerror(EISDIR));
-		return -EISDIR;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		ret = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+		close(fd);
+		lr_msg(err, errlen, "cannot open '%s': %s", path,
+		       ret == -EISDIR ? strerror(EISDIR) : "not a regular file (a FIFO, device or socket)");
+		return ret;
+	}
+	f = fdopen(fd, "rb");
+	if (!f) {
+		ret = -errno;
+		close(fd);
+		lr_msg(err, errlen, "cannot open '%s': %s", path, strerror(-ret));
+		return ret;
 	}
 	p = pcap_fopen_offline_with_tstamp_precision(f, PCAP_TSTAMP_PRECISION_NANO, errbuf);
 	if (!p) {

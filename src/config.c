@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 
 #include <ini.h>
 
@@ -1167,14 +1168,23 @@ int lr_cfg_parse(const char *path, const char *text, size_t len, struct lr_cfg *
 
 int lr_cfg_load(const char *path, struct lr_cfg *cfg, char *err, size_t errlen)
 {
+	struct stat st = { 0 };
 	size_t len = 0;
 	char *buf;
 	int fd, ret;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO or device is refused below, not waited on */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
 		ret = -errno;
 		lr_msg(err, errlen, "%s: cannot open: %s", path, strerror(-ret));
+		return ret;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		ret = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+		lr_msg(err, errlen, "%s: cannot read: %s", path,
+		       ret == -EISDIR ? strerror(EISDIR) : "not a regular file (a FIFO, device or socket)");
+		close(fd);
 		return ret;
 	}
 	/* one byte more than allowed, so a read that fills it means "too large" */

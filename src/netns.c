@@ -98,6 +98,7 @@ int lr_netns_enter(const char *spec, char *err, size_t errlen)
 	unsigned long sysfs_flags = 0;
 	char path[PATH_MAX];
 	struct statvfs vfs;
+	struct statfs sfs;
 	bool had_bpffs;
 	int fd, ret;
 
@@ -109,7 +110,8 @@ int lr_netns_enter(const char *spec, char *err, size_t errlen)
 	if (ret)
 		return ret;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a path naming a FIFO or device is refused below, not waited on */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
 		ret = -errno;
 		if (ret == -ENOENT || ret == -ESRCH)
@@ -120,6 +122,13 @@ int lr_netns_enter(const char *spec, char *err, size_t errlen)
 			lr_msg(err, errlen, "cannot open network namespace '%s' (%s): %s", spec,
 				path, strerror(-ret));
 		return ret;
+	}
+	if (fstatfs(fd, &sfs) || sfs.f_type != NSFS_MAGIC) {
+		lr_msg(err, errlen, "'%s'%s%s%s is not a network namespace (not an nsfs file such as /run/netns/NAME "
+		       "or /proc/PID/ns/net)", spec, strcmp(spec, path) ? " (" : "", strcmp(spec, path) ? path : "",
+		       strcmp(spec, path) ? ")" : "");
+		ret = -EINVAL;
+		goto out;
 	}
 	if (setns(fd, CLONE_NEWNET) < 0) {
 		ret = -errno;
