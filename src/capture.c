@@ -512,6 +512,12 @@ int lr_pcap_read_frames(const char *path, unsigned int max_len, struct lr_pcap_f
 			ret = -EINVAL;
 			goto fail;
 		}
+		if (h->len < LR_ETH_HLEN) {
+			lr_msg(err, errlen, "%s: frame %u is %u bytes, shorter than an Ethernet header (%u); replay needs whole frames",
+			       path, idx, h->len, LR_ETH_HLEN);
+			ret = -EINVAL;
+			goto fail;
+		}
 		if (h->caplen < h->len) {
 			lr_msg(err, errlen,
 			       "%s: frame %u was captured truncated (caplen %u of len %u); replay needs whole frames",
