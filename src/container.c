@@ -84,8 +84,12 @@ static bool path_search(const char *prog, char *out, size_t len)
 
 		end = strchrnul(p, ':');
 		dlen = (size_t)(end - p);
-		/* An empty entry means the working directory: not a place to pick up a container CLI from. */
-		if (!dlen)
+		/*
+		 * An empty entry, ".", or any relative one names a place that
+		 * depends on the working directory: not where root picks up a
+		 * container CLI from.
+		 */
+		if (!dlen || *p != '/')
 			continue;
 		n = snprintf(out, len, "%.*s/%s", (int)dlen, p, prog);
 		if (n > 0 && (size_t)n < len && is_exec(out))
@@ -150,7 +154,8 @@ static bool drain(int fd, char *buf, size_t *len)
 
 /*
  * Runs `CLI container inspect --format ... NAME` with stdin on /dev/null and both outputs
- * captured, for at most LR_CONTAINER_TIMEOUT_MS; a child still running then is killed by its PID.
+ * captured, for at most LR_CONTAINER_TIMEOUT_MS; a child still running then is killed with its whole
+ * process group (a wrapper and what it started).
  * `container inspect` rather than plain `inspect`: an image of the same name must not answer.
  */
 static int run_inspect(const char *cli, const char *name, struct cli_answer *a)
@@ -159,6 +164,7 @@ static int run_inspect(const char *cli, const char *name, struct cli_answer *a)
 		(char *)cli, "container", "inspect", "--format", INSPECT_FORMAT, (char *)name, NULL,
 	};
 	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
 	int outp[2] = { -1, -1 }, errp[2] = { -1, -1 };
 	bool out_open = true, err_open = true;
 	int64_t deadline;
@@ -179,8 +185,20 @@ static int run_inspect(const char *cli, const char *name, struct cli_answer *a)
 		ret = -posix_spawn_file_actions_adddup2(&fa, outp[1], STDOUT_FILENO);
 	if (!ret)
 		ret = -posix_spawn_file_actions_adddup2(&fa, errp[1], STDERR_FILENO);
+	/*
+	 * In a process group of its own (pgid = its PID), so that on the
+	 * timeout a wrapper script and whatever it started end together.
+	 */
 	if (!ret)
-		ret = -posix_spawn(&pid, cli, &fa, NULL, argv, environ);
+		ret = -posix_spawnattr_init(&attr);
+	if (!ret) {
+		ret = -posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+		if (!ret)
+			ret = -posix_spawnattr_setpgroup(&attr, 0);
+		if (!ret)
+			ret = -posix_spawn(&pid, cli, &fa, &attr, argv, environ);
+		posix_spawnattr_destroy(&attr);
+	}
 	posix_spawn_file_actions_destroy(&fa);
 	if (ret) {
 		pid = -1;
@@ -237,7 +255,8 @@ static int run_inspect(const char *cli, const char *name, struct cli_answer *a)
 	}
 out:
 	if (pid > 0) {
-		kill(pid, SIGKILL);
+		/* the group, while its leader is not reaped yet: the id cannot have been reused */
+		kill(-pid, SIGKILL);
 		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
 			;
 	}

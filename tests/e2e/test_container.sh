@@ -8,6 +8,8 @@
 #   stopped  "0 false"
 #   gone     "PID true", PID of a process that has already exited
 #   hang     never answers (exec sleep 60): linerate must stop it after 10 s
+#   hangwrap never answers, and is a wrapper: it starts `sleep 60` and waits for it; linerate
+#            must stop both, the wrapper and what it started (its process group)
 #   other    "Error: No such object: NAME" on stderr, exit 1
 #
 #   ns lr-container-host-PID          ns lr-container-ctr-PID ("container web")      ns lr-container-third-PID
@@ -33,7 +35,8 @@
 #   - errors, each exit 2, exactly one line on stderr, nothing on stdout: no docker/podman on PATH
 #     (the line names LINERATE_DOCKER), LINERATE_DOCKER not executable, unknown container (the
 #     CLI's own line passed on), stopped container, process gone, CLI hangs (stopped after 10 s,
-#     its PID gone), unknown interface, macvlan ("is a macvlan, not a veth"), bridge, loopback, peer inside
+#     its PID gone), CLI wrapper that hangs (the wrapper and its child both gone), no CLI but in
+#     relative PATH entries (".", "rel", and the empty entry: never searched), unknown interface, macvlan ("is a macvlan, not a veth"), bridge, loopback, peer inside
 #     the container, peer in a third namespace (named), peer not in the root namespace, bad specs;
 #     the same errors through --netns container:NAME for probe, recv and send
 set -euo pipefail
@@ -90,6 +93,7 @@ web) echo "$WEB_PID true" ;;
 stopped) echo "0 false" ;;
 gone) echo "$GONE_PID true" ;;
 hang) echo \$\$ >"$LR_TMP/hang.pid"; exec sleep 60 ;;
+hangwrap) echo \$\$ >"$LR_TMP/hangwrap.pid"; sleep 60 & echo \$! >"$LR_TMP/hangchild.pid"; wait ;;
 *) echo "Error: No such object: \$5" >&2; exit 1 ;;
 esac
 EOF
@@ -200,6 +204,35 @@ lr_check_cmd "CLI that never answers: its process ($HANG_PID) was stopped" \
 	eval '[[ $HANG_PID =~ ^[0-9]+$ ]] && ! kill -0 "$HANG_PID" 2>/dev/null'
 # should it have survived, it is ours to end (by PID)
 [[ $HANG_PID =~ ^[0-9]+$ ]] && kill "$HANG_PID" 2>/dev/null || true
+bad "CLI wrapper that never answers" 2 '^linerate veth: container:hangwrap: docker did not answer within 10 s' \
+	"${IN_HOST[@]}" "$LINERATE" veth container:hangwrap
+WRAP_PID=$(cat "$LR_TMP/hangwrap.pid" 2>/dev/null || echo none)
+CHILD_PID=$(cat "$LR_TMP/hangchild.pid" 2>/dev/null || echo none)
+# ended: gone, or a zombie its new parent has not reaped yet (give that up to 2 s)
+ended()
+{
+	local i st
+
+	[[ $1 =~ ^[0-9]+$ ]] || return 1
+	for ((i = 0; i < 40; i++)); do
+		st=$(ps -o stat= -p "$1" 2>/dev/null | tr -d ' ')
+		[[ -z $st || $st == Z* ]] && return 0
+		sleep 0.05
+	done
+	return 1
+}
+lr_check_cmd "CLI wrapper that never answers: the wrapper ($WRAP_PID) was stopped" ended "$WRAP_PID"
+lr_check_cmd "CLI wrapper that never answers: the process it started ($CHILD_PID) was stopped too" ended "$CHILD_PID"
+for p in "$WRAP_PID" "$CHILD_PID"; do
+	[[ $p =~ ^[0-9]+$ ]] && kill "$p" 2>/dev/null || true
+done
+# A docker in the working directory, or in a relative PATH entry, is never picked up.
+mkdir -p "$LR_TMP/rel"
+cp "$BIN/docker" "$LR_TMP/docker"
+cp "$BIN/docker" "$LR_TMP/rel/docker"
+bad "docker only in relative PATH entries" 2 '^linerate veth: container:web: no docker or podman on PATH' \
+	env -C "$LR_TMP" PATH=".:rel::$SYS_PATH" "${IN_HOST[@]}" "$LINERATE" veth container:web
+rm -f "$LR_TMP/docker" "$LR_TMP/rel/docker"
 
 lr_log "== interfaces that are not the container's veth to us"
 bad "unknown interface" 2 "^linerate veth: container:web has no interface 'nosuch0'\$" \
