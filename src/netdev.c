@@ -1400,3 +1400,11 @@ const char *lr_xdp_act_name(uint64_t bit)
 	}
 	return NULL;
 }
+
+bool lr_if_present(const struct lr_if *ifc)
+{
+	char name[IF_NAMESIZE];
+
+	/* by index: a rename is not a disappearance; ENXIO (and only that) says it is gone */
+	return if_indextoname((unsigned int)ifc->ifindex, name) || errno != ENXIO;
+}

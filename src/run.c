@@ -270,7 +270,11 @@ static int rx_child(const struct lr_cfg *cfg, int sock, int verbose)
 		if (n != (ssize_t)sizeof(req) || req.cmd == RXC_QUIT)
 			break;
 		memset(rep, 0, sizeof(*rep));
-		if (req.cmd == RXC_RESET) {
+		if (!lr_if_present(&rx.ifc)) {
+			rep->status = LR_EXIT_RUNTIME;
+			snprintf(rep->text, sizeof(rep->text), "[rx] interface %s disappeared (deleted, or its veth "
+				 "peer's namespace went away)", ro.ifname);
+		} else if (req.cmd == RXC_RESET) {
 			lr_rx_reset(&rx);
 			read_dev(ro.ifname, &base);
 		} else if (req.cmd == RXC_WAIT) {
@@ -303,6 +307,15 @@ static int rx_call(struct run_ctx *r, int cmd, uint64_t timeout_ns, struct rx_re
 	if (recv(r->sock, rep, sizeof(*rep), 0) != (ssize_t)sizeof(*rep))
 		return -EPIPE;
 	return rep->status ? -EIO : 0;
+}
+
+/* The receiver's own reason when it gave one, else that it went silent. */
+static void rx_failed(const struct rx_rep *rep)
+{
+	if (rep->status && rep->text[0])
+		lr_err_line("linerate run: ", rep->text);
+	else
+		fprintf(stderr, "linerate run: the receiver stopped answering\n");
 }
 
 /* ---- the sender side ---- */
@@ -414,7 +427,7 @@ static int run_phase(struct run_ctx *r, unsigned int size, uint64_t pps, uint64_
 	if (!opts)
 		return LR_EXIT_RUNTIME;
 	if (rx_call(r, RXC_RESET, 0, rep)) {
-		fprintf(stderr, "linerate run: the receiver stopped answering\n");
+		rx_failed(rep);
 		free(opts);
 		return LR_EXIT_RUNTIME;
 	}
@@ -468,7 +481,7 @@ static int run_phase(struct run_ctx *r, unsigned int size, uint64_t pps, uint64_
 	for (i = 0; i < cfg->nstreams; i++)
 		lr_tx_join(tx[i]);
 	if (rx_call(r, RXC_WAIT, s ? EOT_WAIT_NS : WARMUP_WAIT_NS, rep)) {
-		fprintf(stderr, "linerate run: the receiver stopped answering\n");
+		rx_failed(rep);
 		ret = LR_EXIT_RUNTIME;
 		goto out;
 	}

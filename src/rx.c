@@ -26,6 +26,7 @@ struct recv_ctx {
 	struct lr_rx rx;
 	uint64_t start_ns, end_ns;
 	bool pcap_lost;	/* the capture could not be completed and was removed */
+	char error[256];	/* why the test ended early, for the last line and the JSON; "" if it did not */
 };
 
 /* Totals over all flows, with the sender's end-of-test numbers settled in. */
@@ -319,6 +320,7 @@ static int report(struct recv_ctx *c)
 	json_object_object_add(root, "duration_s", json_object_new_double(secs));
 	json_object_object_add(root, "active_s", json_object_new_double(r.active_s));
 	json_object_object_add(root, "frame_size", json_object_new_int((int)(r.packets ? r.avg_bytes + LR_FCS_LEN : 0)));
+	json_object_object_add(root, "error", c->error[0] ? json_object_new_string(c->error) : NULL);
 	rx = json_object_new_object();
 	json_object_object_add(rx, "packets", json_object_new_uint64(r.packets));
 	json_object_object_add(rx, "bytes", json_object_new_uint64(r.bytes));
@@ -390,6 +392,18 @@ static int loop(struct recv_ctx *c)
 		now = lr_now_ns();
 		if (deadline && now >= deadline)
 			break;
+		/*
+		 * A deleted interface (or a veth whose peer's namespace or
+		 * container went away, which takes the pair with it) never
+		 * delivers another frame: say so now, not after --duration,
+		 * and never wait forever with --once.
+		 */
+		if (!lr_if_present(&c->rx.ifc)) {
+			snprintf(c->error, sizeof(c->error), "interface %s disappeared %.1f s into the test (deleted, or "
+				 "its veth peer's namespace went away); the counts are up to that moment", o->ifname,
+				 (double)(now - c->start_ns) / NS);
+			break;
+		}
 		if (o->once) {
 			if (!complete_at && lr_rx_complete(&c->rx))
 				complete_at = now;
@@ -515,6 +529,8 @@ int lr_cmd_recv(const struct lr_recv_opts *o)
 	ret = report(&c);
 	if (cret)
 		ret = lr_fail(LR_EXIT_RUNTIME, "recv", "--pcap: %s", err);
+	if (c.error[0])
+		ret = lr_fail(LR_EXIT_RUNTIME, "recv", "%s", c.error);
 out:
 	if (ret && c.rx.pcap) {
 		c.rx.ops->stop(&c.rx);

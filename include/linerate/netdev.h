@@ -22,6 +22,8 @@ struct lr_if {
 
 /* -ENODEV (unknown), or another -errno with a message for the user in @err. */
 int lr_if_open(const char *name, struct lr_if *ifc, char *err, size_t errlen);
+/* The interface still exists in this namespace (it may have been renamed). */
+bool lr_if_present(const struct lr_if *ifc);
 /* First address of @family on the interface. */
 int lr_if_addr(const struct lr_if *ifc, int family, struct in6_addr *out);
 /*
