@@ -27,8 +27,8 @@ static const struct lr_opt recv_opts[] = {
 	{ O_ENGINE, "engine", 'e', "NAME",
 	  "xdp, packet (AF_PACKET TPACKET_V3 ring: counts without dropping), or auto: XDP native, generic, "
 	  "then AF_PACKET", "auto" },
-	{ O_XDP_MODE, "xdp-mode", 0, "MODE", "auto, native or generic", "auto" },
-	{ O_WORKERS, "workers", 0, "N", "AF_PACKET receive threads (PACKET_FANOUT by flow hash)", "1" },
+	{ O_XDP_MODE, "xdp-mode", 0, "MODE", "XDP attach mode: auto, native or generic; the xdp engine only", "auto" },
+	{ O_WORKERS, "workers", 0, "N", "AF_PACKET receive threads (PACKET_FANOUT by flow hash); the packet engine only", "1" },
 	{ O_READY, "ready-file", 0, "PATH", "create PATH once the program is attached", NULL },
 	{ O_NETNS, "netns", 'n', "NS", "run in network namespace NS (name, pid:PID, container:NAME or path)", NULL },
 	{ O_JSON, "json", 'j', "FILE", "write the summary as JSON to FILE (- for stdout)", NULL },
@@ -105,6 +105,7 @@ static int recv_set(void *ctx, int id, const char *arg, char *err, size_t errlen
 		if (lr_cli_choice("--xdp-mode", arg, xdp_modes, &choice, err, errlen))
 			return -EINVAL;
 		o->xdp_mode = choice;
+		o->xdp_mode_set = true;
 		return 0;
 	case O_ENGINE:
 		if (lr_cli_choice("--engine", arg, engines, &choice, err, errlen))
@@ -117,6 +118,7 @@ static int recv_set(void *ctx, int id, const char *arg, char *err, size_t errlen
 			return -EINVAL;
 		}
 		o->workers = (unsigned int)v;
+		o->workers_set = true;
 		return 0;
 	case O_READY:
 		return lr_cli_str("--ready-file", arg, o->ready_file, sizeof(o->ready_file), err, errlen);
@@ -172,6 +174,16 @@ int lr_cli_parse_recv(int argc, char **argv, struct lr_recv_opts *o, FILE *help_
 		return ret;
 	if (!o->ifname[0]) {
 		snprintf(err, errlen, "missing -i/--interface (see 'linerate recv --help')");
+		return -EINVAL;
+	}
+	/* options of one engine given with the other: refused, not silently ignored */
+	if (o->engine == LR_RX_ENGINE_XDP && o->workers_set) {
+		snprintf(err, errlen, "--workers sets AF_PACKET receive threads, but --engine xdp has none (XDP counts "
+			 "in the softirq of every CPU that receives); drop one of the two");
+		return -EINVAL;
+	}
+	if (o->engine == LR_RX_ENGINE_PACKET && o->xdp_mode_set) {
+		snprintf(err, errlen, "--xdp-mode is an XDP attach mode, but --engine packet uses no XDP; drop one of the two");
 		return -EINVAL;
 	}
 	if (!o->pcap[0] && (o->pcap_every != 1 || o->pcap_foreign || o->snaplen != LR_PCAP_DEFAULT_SNAPLEN ||

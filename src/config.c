@@ -1099,6 +1099,14 @@ static int finish(struct parser *p)
 			    addr_str(&p->tx.src_ip, p->tx.src_family, a1, sizeof(a1)), family_name(p->tx.src_family),
 			    addr_str(&p->tx.dst_ip, p->tx.dst_family, a2, sizeof(a2)), family_name(p->tx.dst_family));
 	}
+	/* options of one receive engine given with the other engine: refused, not silently ignored */
+	if (c->rx_engine == LR_RX_ENGINE_XDP && p->rx.kline[K_WORKERS])
+		return fail(p, p->rx.kline[K_WORKERS],
+			    "[rx] workers: AF_PACKET receive threads, but engine = xdp has none (XDP counts on every "
+			    "CPU that receives); remove one of the two");
+	if (c->rx_engine == LR_RX_ENGINE_PACKET && p->rx.kline[K_XDP_MODE])
+		return fail(p, p->rx.kline[K_XDP_MODE],
+			    "[rx] xdp_mode: an XDP attach mode, but engine = packet uses no XDP; remove one of the two");
 	if (c->mode == LR_RUN_THROUGHPUT && c->nrates > 1) {
 		enum key_id k = tx->kline[K_RATES] ? K_RATES : K_RATE;
 

@@ -438,7 +438,7 @@ int lr_rx_begin(const struct lr_recv_opts *o, struct lr_rx *rx, char *line, size
 	};
 	const struct lr_cand *cands = all;
 	struct lr_choice ch;
-	char why[512];
+	char why[512], unused[160] = "";
 	unsigned int n = 2;
 	int ret;
 
@@ -475,8 +475,14 @@ int lr_rx_begin(const struct lr_recv_opts *o, struct lr_rx *rx, char *line, size
 		return ret == -ENOMEM ? LR_EXIT_RUNTIME : LR_EXIT_USAGE;
 	}
 	lr_choice_why(&ch, why, sizeof(why));
-	snprintf(line, linelen, "ready on %s, engine %s (%s), counting UDP port %u%s%s%s", o->ifname, rx->ops->name,
-		 rx->mode, o->dst_port, rx->note[0] ? ": " : "", rx->note, why);
+	/* auto chose: say which given option the chosen engine has no use for */
+	if (rx->ops == &lr_rx_xdp && o->workers_set)
+		snprintf(unused, sizeof(unused), " (--workers %u is for the packet engine: XDP counts in the softirq "
+			 "of every CPU that receives)", o->workers);
+	else if (rx->ops == &lr_rx_packet && o->xdp_mode_set)
+		snprintf(unused, sizeof(unused), " (--xdp-mode is for the xdp engine, which was not usable)");
+	snprintf(line, linelen, "ready on %s, engine %s (%s), counting UDP port %u%s%s%s%s", o->ifname, rx->ops->name,
+		 rx->mode, o->dst_port, rx->note[0] ? ": " : "", rx->note, why, unused);
 	return 0;
 }
 

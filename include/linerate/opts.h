@@ -67,6 +67,7 @@ struct lr_recv_opts {
 	enum lr_rx_engine_kind engine;
 	enum lr_xdp_mode xdp_mode;
 	unsigned int workers;	/* AF_PACKET receive threads (fanout) */
+	bool workers_set, xdp_mode_set;	/* given by the user, so a contradiction can be refused */
 	uint16_t dst_port;
 	uint64_t duration_ns;	/* 0 = until a signal (or --once) */
 	bool pass;

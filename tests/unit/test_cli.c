@@ -372,6 +372,10 @@ static const struct bad_case recv_bad[] = {
 	{ "recv bad duration", { "recv", "-i", "veth1", "--duration", "-1s", NULL }, "duration", NULL },
 	{ "recv unknown option", { "recv", "-i", "veth1", "--bogus", NULL }, "bogus", NULL },
 	{ "recv duration past a year", { "recv", "-i", "veth1", "--duration", "9000h", NULL }, "year", NULL },
+	{ "recv --workers with xdp", { "recv", "-i", "veth1", "-e", "xdp", "--workers", "4", NULL }, "--workers",
+	  "xdp" },
+	{ "recv --xdp-mode with packet", { "recv", "-i", "veth1", "--xdp-mode", "native", "-e", "packet", NULL },
+	  "--xdp-mode", "packet" },
 };
 
 static void test_recv_errors(void **state)

@@ -207,6 +207,17 @@ static void test_src_port_base(void **state)
 	assert_non_null(strstr(err, "runs past port 65535"));
 }
 
+/* Each receive engine's own options, with that engine (the contradictions are in the bad inputs). */
+static void test_rx_engine_options(void **state)
+{
+	(void)state;
+	assert_parses(TX RX "engine = xdp\nxdp_mode = generic\n");
+	assert_int_equal(cfg.xdp_mode, LR_XDP_GENERIC);
+	assert_parses(TX RX "engine = auto\nxdp_mode = native\nworkers = 4\n");
+	assert_int_equal(cfg.xdp_mode, LR_XDP_NATIVE);
+	assert_int_equal(cfg.rx_workers, 4);
+}
+
 static void test_values(void **state)
 {
 	const struct lr_cfg_stream *s = &cfg.streams[0];
@@ -218,7 +229,7 @@ static void test_values(void **state)
 		      "cpus = 4,5,6\nbatch = 512\nsizes = 84, 1518\nrate = 2.5Gbit\nflows = 64\n"
 		      "src_ip = fd00::1\ndst_ip = fd00::2\nsrc_mac = 02:00:00:00:00:01\ndst_mac = 02:00:00:00:00:02\n"
 		      "src_port = 9000\ndst_port = 9001\n"
-		      "[rx]\ninterface = v1\nnetns = /run/netns/x\nengine = packet\nxdp_mode = generic\nworkers = 64\n");
+		      "[rx]\ninterface = v1\nnetns = /run/netns/x\nengine = packet\nworkers = 64\n");
 	assert_string_equal(cfg.name, "night run");
 	assert_int_equal(cfg.mode, LR_RUN_THROUGHPUT);
 	assert_int_equal(cfg.duration_ns, 3 * NS);
@@ -241,7 +252,7 @@ static void test_values(void **state)
 	assert_int_equal(cfg.dst_port, 9001);
 	assert_string_equal(cfg.rx_netns, "/run/netns/x");
 	assert_int_equal(cfg.rx_engine, LR_RX_ENGINE_PACKET);
-	assert_int_equal(cfg.xdp_mode, LR_XDP_GENERIC);
+	assert_int_equal(cfg.xdp_mode, LR_XDP_AUTO);
 	assert_int_equal(cfg.rx_workers, 64);
 	assert_int_equal(s->family, AF_INET6);
 	assert_true(s->have_src_ip && s->have_src_mac && s->have_dst_mac);
@@ -510,6 +521,10 @@ static const struct bad bad_inputs[] = {
 	{ "workers 65", TX RX "workers = 65\n", 0, "x.ini:6: [rx] workers: '65' is not a receive thread count in 1..64",
 	  "1..64" },
 	{ "workers 0", TX RX "workers = 0\n", 0, "x.ini:6: [rx] workers: '0'", "1..64" },
+	{ "workers with engine xdp", TX RX "engine = xdp\nworkers = 2\n", 0, "x.ini:7: [rx] workers: AF_PACKET receive threads",
+	  "engine = xdp" },
+	{ "xdp_mode with engine packet", TX RX "xdp_mode = native\nengine = packet\n", 0,
+	  "x.ini:6: [rx] xdp_mode: an XDP attach mode", "engine = packet" },
 	{ "duration past a year", "[test]\nduration = 4159006706811470109h\n" TX RX, 0,
 	  "x.ini:2: [test] duration: '4159006706811470109h' is not a duration", "24h" },
 	{ "warmup past a year", "[test]\nwarmup = 18446744073709551615\n" TX RX, 0,
@@ -718,6 +733,7 @@ int main(void)
 		cmocka_unit_test(test_shipped_details),
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_src_port_base),
+		cmocka_unit_test(test_rx_engine_options),
 		cmocka_unit_test(test_values),
 		cmocka_unit_test(test_streams),
 		cmocka_unit_test(test_valid_edges),
