@@ -251,6 +251,7 @@ static int rx_child(const struct lr_cfg *cfg, int sock, int verbose)
 		rep->status = LR_EXIT_USAGE;
 		snprintf(rep->text, sizeof(rep->text), "[rx] %s", err);
 		send_rep(sock, rep);
+		free(rep);
 		return LR_EXIT_USAGE;
 	}
 	ret = lr_rx_begin(&ro, &rx, rep->text, sizeof(rep->text), err, sizeof(err));
@@ -258,6 +259,7 @@ static int rx_child(const struct lr_cfg *cfg, int sock, int verbose)
 		rep->status = ret;
 		snprintf(rep->text, sizeof(rep->text), "[rx] %s", err);
 		send_rep(sock, rep);
+		free(rep);
 		return ret;
 	}
 	read_dev(ro.ifname, &base);
