@@ -10,7 +10,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include "linerate/capture.h"
@@ -112,12 +111,16 @@ struct run_ctx {
 	struct lr_sampler *sampler;
 	unsigned int nsearch;
 	bool banner_done;
+	/* the step under way, for the message when a signal cuts it short */
+	unsigned int cur_size;
+	uint64_t cur_pps;
+	bool in_step;
 };
 
+/* lr_stop holds the signal, so the exit code can say which one (128 + N, as a shell does). */
 static void on_signal(int sig)
 {
-	(void)sig;
-	lr_stop = 1;
+	lr_stop = sig;
 }
 
 /* ---- device and CPU counters ---- */
@@ -228,9 +231,13 @@ static int rx_child(const struct lr_cfg *cfg, int sock, int verbose)
 	char err[512];
 	int ret;
 
-	/* the parent coordinates: Ctrl-C reaches it, and its exit (EOF) ends us */
+	/*
+	 * The parent coordinates: Ctrl-C or a SIGTERM to the process group
+	 * reaches it, and it tells us to quit, or its exit (EOF on the socket)
+	 * ends us, with the capture closed properly either way.
+	 */
 	signal(SIGINT, SIG_IGN);
-	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	signal(SIGTERM, SIG_IGN);
 	rep = calloc(1, sizeof(*rep));
 	if (!rep)
 		return LR_EXIT_RUNTIME;
@@ -594,6 +601,9 @@ static int run_step(struct run_ctx *r, unsigned int size, uint64_t pps, uint64_t
 	struct step_result *s;
 	int ret;
 
+	r->cur_size = size;
+	r->cur_pps = pps;
+	r->in_step = true;
 	if (r->cfg->warmup_ns) {
 		ret = run_phase(r, size, pps, r->cfg->warmup_ns, NULL);
 		if (ret)
@@ -612,6 +622,7 @@ static int run_step(struct run_ctx *r, unsigned int size, uint64_t pps, uint64_t
 		return LR_EXIT_RUNTIME;
 	judge(r, s);
 	r->nsteps++;
+	r->in_step = false;
 	*out = s;
 	return 0;
 }
@@ -1139,7 +1150,18 @@ int lr_cmd_run(const struct lr_run_opts *o)
 		if (o->csv[0] && write_csv(&r) && !ret)
 			ret = LR_EXIT_RUNTIME;
 	}
-	if (!ret) {
+	if (lr_stop) {
+		char rate[32];
+
+		if (r.in_step)
+			snprintf(rate, sizeof(rate), "%s", r.cur_pps ? lr_fmt_si((double)r.cur_pps, (char[32]){ 0 }, 32) : "max");
+		fprintf(stderr, "linerate run: interrupted by %s", lr_stop == SIGINT ? "SIGINT" : lr_stop == SIGTERM ? "SIGTERM" : "a signal");
+		if (r.in_step)
+			fprintf(stderr, " during step %u (%u B at %s%s)", r.nsteps + 1, r.cur_size, rate, r.cur_pps ? " pps" : "");
+		fprintf(stderr, "; %u finished step%s%s\n", r.nsteps, r.nsteps == 1 ? "" : "s",
+			!r.nsteps ? "" : o->json[0] || o->csv[0] ? ", in the table above and the files" : ", in the table above");
+		ret = 128 + lr_stop;
+	} else if (!ret) {
 		/* thresholds: any failed sweep step, or a search that found no passing rate */
 		if (cfg->mode == LR_RUN_THROUGHPUT) {
 			for (i = 0; i < r.nsearch; i++)

@@ -15,6 +15,9 @@
 #   3. recv again; SIGKILL: no XDP program remains on b0 (the bpf_link died with the process,
 #      allowed 2 s to settle)
 #   4. (same for SIGTERM as for SIGINT: exit 0, summary, detached)
+#   5. `linerate run` (a sweep of 1 s steps, a0 -> b0) interrupted in its second step by SIGINT:
+#      exit 130 (SIGTERM: 143), one line saying which signal, during which step, and how many
+#      finished; the finished step is in --json and --csv; no XDP program left on b0
 set -euo pipefail
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -74,4 +77,42 @@ lr_wait_pid "$RPID" 10 || rc=$?
 exec 2>&3 3>&-
 lr_check "[KILL] recv exit status (128+9)" "$rc" == 137
 lr_check_cmd "[KILL] no XDP program left on b0 (within 2 s)" detached_within KILL 2
+
+cat >"$LR_TMP/sweep.ini" <<EOT
+[test]
+duration = 1s
+warmup = 0
+repeat = 6
+[tx]
+netns = $NA
+interface = a0
+dst_ip = 198.18.0.2
+rate = 5k
+[rx]
+netns = $NB
+interface = b0
+EOT
+for sig in INT TERM; do
+	lr_log "== run interrupted by SIG$sig"
+	lr_spawn "run.$sig" "$LINERATE" run "$LR_TMP/sweep.ini" --json "$LR_TMP/run.$sig.json" --csv "$LR_TMP/run.$sig.csv"
+	PID=$LR_LAST_PID
+	for _ in $(seq 200); do
+		grep -q '^linerate run: step 1 ' "$LR_TMP/run.$sig.err" 2>/dev/null && break
+		sleep 0.05
+	done
+	sleep 0.3
+	kill "-$sig" "$PID"
+	rc=0
+	lr_wait_pid "$PID" 15 || rc=$?
+	lr_show_file "$LR_TMP/run.$sig.err"
+	want=$((128 + $(kill -l "$sig")))
+	lr_check "[run $sig] exit code (128 + SIG$sig)" "$rc" == "$want"
+	lr_check "[run $sig] one line says what was interrupted" \
+		"$(grep -c "^linerate run: interrupted by SIG$sig during step 2 (64 B at 5.000 k pps); 1 finished step" \
+			"$LR_TMP/run.$sig.err" || true)" == 1
+	lr_jvalid "$LR_TMP/run.$sig.json"
+	lr_check "[run $sig] the finished step is in the JSON" "$(jq '.steps | length' "$LR_TMP/run.$sig.json")" == 1
+	lr_check "[run $sig] and in the CSV (header + 1)" "$(wc -l <"$LR_TMP/run.$sig.csv")" == 2
+	lr_check_cmd "[run $sig] no XDP program left on b0" eval '! lr_xdp_attached "$NB" b0'
+done
 lr_finish
