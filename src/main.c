@@ -7,6 +7,7 @@
 #include "linerate/container.h"
 #include "linerate/log.h"
 #include "linerate/opts.h"
+#include "linerate/version.h"
 
 static void usage(FILE *out)
 {
@@ -19,7 +20,8 @@ static void usage(FILE *out)
 		"  run    a whole test from an INI file: sweeps, RFC 2544 throughput search\n"
 		"  probe  what the kernel and an interface offer: AF_XDP modes, XDP, AF_PACKET\n"
 		"  veth   host-side name of a container's veth: send -i $(linerate veth container:NAME)\n"
-		"  help   this text; 'linerate COMMAND --help' for a command's options\n");
+		"  help   this text; 'linerate COMMAND --help' for a command's options\n"
+		"  --version  the release and the git revision this binary was built from\n");
 }
 
 /* Each command: parse (0, 1 for help shown, -EINVAL with one line in @err) then run (an exit code). */
@@ -66,6 +68,10 @@ int main(int argc, char **argv)
 			return commands[i].fn(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		usage(stdout);
+		return LR_EXIT_OK;
+	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
+		printf("linerate %s (git %s)\n", lr_release(), lr_revision());
 		return LR_EXIT_OK;
 	}
 	lr_escape(argv[1], name, sizeof(name));

@@ -268,8 +268,7 @@ static int write_json(const struct probe_ctx *c)
 	unsigned int i;
 	int ret;
 
-	root = json_object_new_object();
-	json_object_object_add(root, "command", json_object_new_string("probe"));
+	root = lr_json_doc("probe");
 	json_object_object_add(root, "interface", json_object_new_string(c->ifc.name));
 	json_object_object_add(root, "kernel", json_object_new_string(c->caps.kernel));
 	json_object_object_add(root, "link", json_link(c));

@@ -12,6 +12,7 @@
 #include "linerate/flow.h"
 #include "linerate/outfile.h"
 #include "linerate/report.h"
+#include "linerate/version.h"
 
 const char *lr_fmt_si(double v, char *buf, size_t len)
 {
@@ -87,4 +88,15 @@ int lr_json_write(struct json_object *obj, const char *path, char *err, size_t e
 	if (ret)
 		snprintf(err, errlen, "--json: %s", why);
 	return ret;
+}
+
+struct json_object *lr_json_doc(const char *command)
+{
+	struct json_object *root = json_object_new_object(), *v = json_object_new_object();
+
+	json_object_object_add(root, "command", json_object_new_string(command));
+	json_object_object_add(v, "release", json_object_new_string(lr_release()));
+	json_object_object_add(v, "revision", json_object_new_string(lr_revision()));
+	json_object_object_add(root, "version", v);
+	return root;
 }

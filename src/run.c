@@ -833,12 +833,11 @@ static struct json_object *step_json(const struct step_result *s)
 static int write_json(const struct run_ctx *r)
 {
 	const struct lr_cfg *cfg = r->cfg;
-	struct json_object *root = json_object_new_object(), *steps = json_object_new_array();
+	struct json_object *root = lr_json_doc("run"), *steps = json_object_new_array();
 	char err[256];
 	unsigned int i;
 	int ret;
 
-	json_object_object_add(root, "command", json_object_new_string("run"));
 	json_object_object_add(root, "name", json_object_new_string(cfg->name));
 	json_object_object_add(root, "file", json_object_new_string(cfg->path));
 	json_object_object_add(root, "mode", json_object_new_string(cfg->mode == LR_RUN_THROUGHPUT ? "throughput" : "sweep"));
@@ -881,7 +880,7 @@ static int write_json(const struct run_ctx *r)
 	ret = lr_json_write(root, r->o->json, err, sizeof(err));
 	json_object_put(root);
 	if (ret)
-		fprintf(stderr, "linerate run: %s\n", err);
+		lr_err_line("linerate run: ", err);
 	return ret;
 }
 

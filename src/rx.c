@@ -312,8 +312,7 @@ static int report(struct recv_ctx *c)
 	if (!o->json[0])
 		return LR_EXIT_OK;
 
-	root = json_object_new_object();
-	json_object_object_add(root, "command", json_object_new_string("recv"));
+	root = lr_json_doc("recv");
 	json_object_object_add(root, "engine", json_object_new_string(c->rx.ops->name));
 	json_object_object_add(root, "mode", json_object_new_string(c->rx.mode));
 	json_object_object_add(root, "interface", json_object_new_string(o->ifname));

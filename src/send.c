@@ -636,8 +636,7 @@ static int summary(struct lr_tx *c)
 	if (!o->json[0])
 		return code;
 
-	root = json_object_new_object();
-	json_object_object_add(root, "command", json_object_new_string("send"));
+	root = lr_json_doc("send");
 	json_object_object_add(root, "engine", json_object_new_string(c->ops->name));
 	json_object_object_add(root, "mode", json_object_new_string(mode));
 	json_object_object_add(root, "interface", json_object_new_string(o->ifname));

@@ -28,11 +28,10 @@
 
 static int write_json(const struct lr_veth_opts *o, const struct lr_container_veth *v)
 {
-	struct json_object *root = json_object_new_object();
+	struct json_object *root = lr_json_doc("veth");
 	char err[LR_PATH_MAX + 128];
 	int ret;
 
-	json_object_object_add(root, "command", json_object_new_string("veth"));
 	json_object_object_add(root, "container", json_object_new_string(v->ctr.name));
 	json_object_object_add(root, "cli", json_object_new_string(v->ctr.cli));
 	json_object_object_add(root, "pid", json_object_new_int(v->ctr.pid));

@@ -13,6 +13,8 @@ const char *lr_fmt_si(double v, char *buf, size_t len);
 /* Latency value at quantile @q (0..1) from a histogram of lr_lat_bucket() buckets, clamped to [min, max]. */
 uint64_t lr_lat_quantile(const __u64 *hist, unsigned int nbuckets, uint64_t count, double q,
 			 uint64_t min, uint64_t max);
+/* A new JSON document: {"command": @command, "version": {"release", "revision"}}. */
+struct json_object *lr_json_doc(const char *command);
 /* "-" is stdout; a file is written to a temporary name and renamed into place. */
 int lr_json_write(struct json_object *obj, const char *path, char *err, size_t errlen);
 /* Checks up front that @path can be written, so a test does not run only to fail at the end. */

@@ -19,6 +19,7 @@
 #     [tx]/[rx] pcap) and probe (--json), and each of them with ".tmp" appended
 #   - the root runs succeed; the victim is byte-identical afterwards; every output is a regular
 #     file under its name (the symlink replaced, not followed) with valid contents
+# Every JSON document names the release and git revision that `linerate --version` prints.
 # And, in a root-only directory, under umask 022, 077 and 000: JSON files are 0666 & ~umask,
 # pcap files 0600 & ~umask, and no temporary file is left beside any of them.
 set -euo pipefail
@@ -39,6 +40,10 @@ mkdir -m 1777 "$LR_TMP/sticky"
 mkdir -m 1777 "$LR_TMP/nobodys"
 chown 65534:65534 "$LR_TMP/nobodys"
 
+VERSION=$("$LINERATE" --version)
+lr_log "version: $VERSION"
+[[ $VERSION =~ ^linerate\ [0-9]+\.[0-9]+\.[0-9]+\ \(git\ [0-9a-f]{7,}(-dirty)?\)$|^linerate\ [0-9]+\.[0-9]+\.[0-9]+\ \(git\ unknown\)$ ]] ||
+	lr_fail "--version prints 'linerate X.Y.Z (git REVISION)'" "$VERSION"
 NAMES=(recv.json ready rx.pcap send.json tx.pcap run.json run.csv run-tx.pcap run-rx.pcap probe.json)
 
 # run_all DIR: every command with every output in DIR; leaves exit codes in RC_*
@@ -111,6 +116,8 @@ for dir in sticky nobodys; do
 	done
 	for n in recv.json send.json run.json probe.json; do
 		lr_jvalid "$D/$n"
+		lr_check "[$dir] $n names the release and revision of --version" \
+			"$(jq -r '"linerate \(.version.release) (git \(.version.revision))"' "$D/$n")" == "$VERSION"
 	done
 	lr_check "[$dir] recv counted every frame" "$(lr_jget "$D/recv.json" .rx.packets)" == 2000
 	lr_check "[$dir] run.csv: header and one step" "$(wc -l <"$D/run.csv")" == 2
