@@ -579,3 +579,14 @@ void lr_pcap_frames_free(struct lr_pcap_frames *fr)
 	free(fr->f);
 	memset(fr, 0, sizeof(*fr));
 }
+
+void lr_sampler_add_dropped(struct lr_sampler *s, unsigned int producer, uint64_t n)
+{
+	struct sample_ring *r;
+
+	if (producer >= s->producers)
+		return;
+	r = &s->rings[producer];
+	/* the producer's own counter, which only it writes (as in lr_sampler_put()) */
+	__atomic_store_n(&r->dropped, r->dropped + n, __ATOMIC_RELAXED);
+}

@@ -254,6 +254,13 @@ void *lr_worker_run(void *arg)
 		__atomic_store_n(&w->done, true, __ATOMIC_RELEASE);
 		return NULL;
 	}
+	err = w->ops->arm ? w->ops->arm(w) : 0;
+	if (err) {
+		w->err = err;
+		data_end_barrier(w, false);
+		__atomic_store_n(&w->done, true, __ATOMIC_RELEASE);
+		return NULL;
+	}
 	__atomic_store_n(&w->ready, true, __ATOMIC_RELEASE);
 	while (!__atomic_load_n(w->go, __ATOMIC_ACQUIRE))
 		sched_yield();

@@ -15,6 +15,19 @@ const volatile __u64 cfg_head[LR_LIVE_HEAD_WORDS];
 const volatile __u32 cfg_head_words;
 /* The idle tap the program is attached to only to keep it in the XDP dispatcher (see engine_live.c). */
 const volatile __u32 cfg_hold_ifindex;
+/*
+ * --pcap: the program copies chosen data frames to the samples ring. A
+ * constant, so that when it is off the verifier prunes the sampling code
+ * and the frames that are not sampled pay nothing for it.
+ */
+const volatile __u8 cfg_sample;
+const volatile __u32 cfg_snaplen;	/* bytes kept of a sample: the template's length, <= LR_LIVE_SNAP_MAX */
+
+/* Sampled frames, drained by the worker after each run; the engine sizes it before load (a page when off). */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4 << 20);
+} samples SEC(".maps");
 
 /*
  * In .bss, which the engine reads and writes through the skeleton's memory
@@ -25,6 +38,58 @@ const volatile __u32 cfg_hold_ifindex;
  */
 struct lr_live_state live_st;
 __u64 live_seq[LR_MAX_FLOWS];
+
+/* Whether this data frame is one --pcap keeps: the first sample_left, or one in sample_every from the first. */
+static __always_inline int sample_due(struct lr_live_state *s)
+{
+	if (s->sample_every) {
+		if (s->sample_wait) {
+			s->sample_wait--;
+			return 0;
+		}
+		s->sample_wait = s->sample_every - 1;
+		return 1;
+	}
+	if (!s->sample_left)
+		return 0;
+	s->sample_left--;
+	return 1;
+}
+
+/*
+ * Copies the frame as it leaves into the ring. The reservation size comes
+ * from cfg_snaplen, a constant to the verifier (.rodata is frozen before
+ * load), as the reservation must be. A full ring is counted, never waited
+ * for. No wake-up: nobody sleeps on the ring, the worker reads it between
+ * runs.
+ */
+static __always_inline void sample(struct lr_live_state *s, struct xdp_md *ctx, __u64 ts)
+{
+	void *data = (void *)(long)ctx->data;
+	void *end = (void *)(long)ctx->data_end;
+	__u32 snap = cfg_snaplen;
+	struct lr_live_sample *rec;
+	__u64 len, caplen;
+
+	if (snap < 1 || snap > LR_LIVE_SNAP_MAX)
+		return;
+	rec = bpf_ringbuf_reserve(&samples, sizeof(*rec) + snap, 0);
+	if (!rec) {
+		s->sample_drops++;
+		return;
+	}
+	/* a live frame is one linear buffer (no fragments); 64-bit bounds, as the helper checks its length */
+	len = (__u64)(end - data);
+	caplen = len < snap ? len : snap;
+	if (caplen < 1 || bpf_xdp_load_bytes(ctx, 0, rec->data, (__u32)caplen)) {
+		bpf_ringbuf_discard(rec, BPF_RB_NO_WAKEUP);
+		return;
+	}
+	rec->ts_ns = ts;
+	rec->len = (__u32)len;
+	rec->caplen = (__u32)caplen;
+	bpf_ringbuf_submit(rec, BPF_RB_NO_WAKEUP);
+}
 
 SEC("xdp")
 int xdp_live(struct xdp_md *ctx)
@@ -81,6 +146,9 @@ int xdp_live(struct xdp_md *ctx)
 	lr_probe_stamp(udp, cfg_csum_base, (__u16)(cfg_src_port + flow), s->eot ? LR_MAGIC_EOT : LR_MAGIC_DATA,
 		       (__u16)flow, sq, tail);
 	s->sent++;
+	/* stamped and counted first: sampling never changes what is sent or counted; markers are not sampled */
+	if (cfg_sample && !s->eot && sample_due(s))
+		sample(s, ctx, tail);
 	return bpf_redirect(cfg_ifindex, 0);
 }
 

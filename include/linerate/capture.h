@@ -76,4 +76,11 @@ struct lr_pcap_frames {
 int lr_pcap_read_frames(const char *path, unsigned int max_len, struct lr_pcap_frames *out, char *err, size_t errlen);
 void lr_pcap_frames_free(struct lr_pcap_frames *fr);
 
+/*
+ * Samples lost on their way to @producer's ring (a BPF ring buffer that was
+ * full), counted with its own drops in lr_sampler_dropped(). From the
+ * producer's thread only, like lr_sampler_put().
+ */
+void lr_sampler_add_dropped(struct lr_sampler *s, unsigned int producer, uint64_t n);
+
 #endif

@@ -32,6 +32,12 @@ struct lr_engine_ops {
 	int (*probe)(const struct lr_if *ifc, const struct lr_send_opts *o, char *why, size_t len);
 	/* One socket/ring per worker/queue; message in w->errmsg on failure. */
 	int (*open)(struct lr_worker *w);
+	/*
+	 * Optional, in the worker's thread before it is ready, so before the
+	 * clock starts: what open could not know yet, as sampling (attached
+	 * by lr_tx_sample() after open). 0, or -errno with w->errmsg.
+	 */
+	int (*arm)(struct lr_worker *w);
 	/* Queue up to @budget frames filled by lr_worker_fill(); returns frames queued or -errno. */
 	int (*tx)(struct lr_worker *w, unsigned int budget);
 	/* Reap completions and kick the device; returns frames still in flight. */
