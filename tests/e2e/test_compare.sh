@@ -17,6 +17,12 @@
 #   - compare.json is an object with one cell per path
 #   - compare.png is a real PNG (magic bytes) and compare.svg an SVG; compare.txt has a bar per cell
 #   - bad usage (unknown path) exits 2 before any lab is made
+#   - files written as root: as nobody, the test plants a symlink at /tmp/linerate-compare.lock (the
+#     lock compare opened with ">" before) pointing at a victim file of the test's, and makes --out
+#     candidates another user controls: a directory of nobody's, a world-writable one (no sticky
+#     bit) and a symlink of nobody's to a directory of root's. Each --out is refused: exit 2, one
+#     line on stderr naming --out, nothing written there, no lab made. Both compare runs below run
+#     with the symlink in place, and the victim stays byte-identical (and the symlink untouched)
 #   - veth-host with afxdp, --threaded-napi, --always-search and iperf3: exit 0, threaded NAPI in the
 #     CSV, the zero-loss rate from a search of 1..6 trials and no higher than the maximum, a TCP
 #     goodput and its ratio to the raw L1 figure in compare.md
@@ -29,8 +35,29 @@ lr_init
 COMPARE=$LR_REPO/scripts/compare
 [[ -x $LR_REPO/scripts/lab ]] || lr_die "no scripts/lab"
 # gnuplot and iperf3 come from scripts/deps: missing is a failure under LINERATE_REQUIRE_E2E=1
-lr_require_cmds gnuplot flock od
+lr_require_cmds gnuplot flock od setpriv cmp
 PREFIX=lrcmpt$$
+NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+OLD_LOCK=/tmp/linerate-compare.lock
+VICTIM=$LR_TMP/victim
+# --out candidates another user controls (in /tmp: nobody cannot enter $LR_TMP)
+FOREIGN_DIR=/tmp/$PREFIX-nobody-dir
+WORLD_DIR=/tmp/$PREFIX-world-dir
+FOREIGN_LINK=/tmp/$PREFIX-nobody-link
+
+# What the test planted goes too, whatever way it ends; then lib.sh's cleanup.
+# shellcheck disable=SC2317 # run by the trap
+planted_cleanup()
+{
+	local rc=$?
+
+	set +e
+	[[ -L $OLD_LOCK && $(readlink "$OLD_LOCK") == "$VICTIM" ]] && rm -f "$OLD_LOCK"
+	rm -rf "$FOREIGN_DIR" "$WORLD_DIR" "$FOREIGN_LINK"
+	(exit "$rc")
+	lr_cleanup
+}
+trap planted_cleanup EXIT
 OUT=$LR_TMP/out
 PATHS=(veth-host bridge-host bridge-c2c overlay-c2c macvlan-c2c)
 RES_PCT=5
@@ -53,6 +80,37 @@ RC=0
 lr_check "unknown path: exit code" "$RC" == 2
 lr_check_cmd "unknown path: stderr names it" grep -q "nowhere" "$LR_TMP/bad.err"
 lr_check "unknown path: no lab made" "$(leftover | wc -l)" == 0
+
+lr_log "== as nobody: a symlink at the old lock path, and --out directories root must refuse"
+printf 'a file of the test: compare must leave it byte-identical\n' >"$VICTIM"
+cp "$VICTIM" "$LR_TMP/victim.orig"
+if [[ -L $OLD_LOCK ]]; then
+	rm -f "$OLD_LOCK"	# a symlink: what a test that was killed planted
+elif [[ -e $OLD_LOCK ]]; then
+	# the lock file an older scripts/compare made: unused now, unless such a run still holds it
+	flock -n "$OLD_LOCK" true || lr_die "an older scripts/compare is running (it holds $OLD_LOCK)"
+	lr_log "removing $OLD_LOCK, left by an older scripts/compare"
+	rm -f "$OLD_LOCK"
+fi
+"${NOBODY[@]}" ln -s "$VICTIM" "$OLD_LOCK" || lr_die "nobody could not plant a symlink at $OLD_LOCK"
+"${NOBODY[@]}" mkdir "$FOREIGN_DIR" || lr_die "nobody could not make $FOREIGN_DIR"
+mkdir -m 0777 "$WORLD_DIR"
+mkdir "$LR_TMP/roots"
+"${NOBODY[@]}" ln -s "$LR_TMP/roots" "$FOREIGN_LINK" || lr_die "nobody could not plant $FOREIGN_LINK"
+for o in "$FOREIGN_DIR:owned by nobody" "$WORLD_DIR:writable by all, no sticky bit" \
+	"$FOREIGN_LINK:a symlink of nobody's to a directory of root's"; do
+	dir=${o%%:*} what=${o#*:}
+	RC=0
+	timeout -k 5 90 "$COMPARE" --paths veth-host --sizes 64 --engines packet --seconds 0.2 --trial 0.2 \
+		--max-trials 1 --no-iperf --prefix "$PREFIX" --out "$dir" >"$LR_TMP/foreign.out" 2>"$LR_TMP/foreign.err" || RC=$?
+	lr_log "--out $what: $(head -c 300 "$LR_TMP/foreign.err")"
+	lr_check "--out $what: exit code" "$RC" == 2
+	lr_check "--out $what: one line on stderr" "$(wc -l <"$LR_TMP/foreign.err")" == 1
+	lr_check_cmd "--out $what: the line names --out" grep -q -- '--out' "$LR_TMP/foreign.err"
+	lr_check "--out $what: nothing written there" "$(find -L "$dir" -mindepth 1 | wc -l)" == 0
+	lr_check "--out $what: no lab made" "$(leftover | wc -l)" == 0
+done
+lr_check_cmd "victim byte-identical after the refused runs" cmp -s "$VICTIM" "$LR_TMP/victim.orig"
 
 lr_log "== scripts/compare --paths all --sizes 64 --engines packet --seconds 1 --trial 0.5"
 START=$(date +%s)
@@ -139,4 +197,9 @@ else
 	lr_check_cmd "compare.md: a note says iperf3 was left out" grep -q 'iperf3 is not installed' "$OUT2/compare.md"
 fi
 lr_check "no lab namespace left (prefix $PREFIX)" "$(leftover | wc -l)" == 0
+
+lr_log "== after both runs, with nobody's symlink at $OLD_LOCK"
+lr_check_cmd "victim byte-identical" cmp -s "$VICTIM" "$LR_TMP/victim.orig"
+lr_check "$OLD_LOCK is still nobody's symlink to the victim" \
+	"$(stat -c %u "$OLD_LOCK") $(readlink "$OLD_LOCK")" == "65534 $VICTIM"
 lr_finish
