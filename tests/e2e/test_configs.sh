@@ -1,80 +1,266 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Every sweep example in configs/ runs, in namespaces this test builds, and produces its rows.
+# Every file in configs/ runs as shipped: the lab its header names, then `linerate run FILE`.
 #
-#   veth:    [host] veth-h 198.18.0.1/30 <--veth--> veth-c 198.18.0.2/30 [ctr]
-#            (veth-2queue and multi-stream: numtxqueues 2 numrxqueues 2 at both ends)
-#   bridge:  [ca] eth0 198.18.1.1/24 <--> veth-ca -[br-lab in host]- veth-cb <--> eth0 198.18.1.2/24 [cb]
+#   veth     [P-veth-host] veth0 198.18.1.1 <--veth--> eth0 198.18.1.2 [P-veth-c1]
+#            (--queues 2: two TX and two RX queues at both ends)
+#   bridge   [P-bridge-c1] eth0 198.18.2.2 <--> vc1 -[br0 in P-bridge-host]- vc2 <--> eth0 198.18.2.3 [P-bridge-c2]
+#   routed   [P-routed-host] veth0 198.18.5.1 <--> eth0 [P-routed-rtr, ip_forward] eth1 <--> eth0 198.18.6.2 [P-routed-c1]
+#   (P = lrcfgPID; scripts/lab builds each one as its header draws it, and takes it down again)
 #
-# The files name namespaces lrlab-*; the test rewrites them to its own unique names.
-# Checks, per file:
-#   - `linerate run --check FILE` exits 0
-#   - `linerate run FILE --json --csv` exits 0 and has one step per size x rate x repeat
-#   - every step passes: its end-of-test markers arrived, rx.packets == tx.packets, lost 0,
-#     loss_pct 0, and the receiver's count is within 5 % of the offered frames for the window
-#   - the CSV has a header and one row per step
+# Each file says in one header line, before its first section, the one command that prepares its
+# topology: "; topology: scripts/lab up TOPOLOGY [--queues N] [--threaded-napi]". The test does what
+# a user does: that command, `linerate run FILE`, `scripts/lab down TOPOLOGY`. The one difference
+# from a user's run: the lab runs with --prefix P and the test runs a copy of FILE with "lrlab-"
+# rewritten to "P-", so it never touches a user's lab (prefix lrlab). The trap takes every lab with
+# prefix P down, whatever way the test ends.
+#
+# Checks:
+#   - bad files: one FILE:LINE line, exit 2, nothing touched
+#   - configs/ holds at least 7 files; each has exactly one "; topology:" line, in its header, in
+#     the form above (a file without one fails the test)
+#   - `linerate run --check FILE` exits 0; the lab command exits 0 and `scripts/lab status --json`
+#     says up; [tx] and [rx] (netns, interface) are the ends of one of the lab's paths, and every
+#     src_ip, dst_ip, src_mac, dst_mac in [tx] and the [stream] sections is that path's
+#   - `linerate run FILE --json --csv -q` exits 0; the CSV has a header and one row per step
+#   - sweep files: one step per size x rate x repeat; every step passes, is settled by its
+#     end-of-test markers, rx.packets == tx.packets, lost 0, and sent as offered (within 5 %)
+#   - search files (mode = throughput): one search per size, each found a rate > 0 and no higher
+#     than offered, in at most max_trials trials; the found rate's trial passed with lost 0, settled
+#     and rx.packets == tx.packets; one step per trial
 #   - 2-queue files: both TX queues sent and both RX queues received
-#   - multi-stream: the two streams' frame sizes both arrive (bytes per frame between them)
-#   - no XDP program is left on any interface afterwards
+#   - multi-stream: one worker per stream, on queues 0 and 1; bytes per frame between the two sizes
+#   - no XDP program left on the receiving interface; `scripts/lab down` exits 0 and leaves no
+#     namespace of that lab; none with prefix P at the end
 set -euo pipefail
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-CONFIGS=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../configs" && pwd)
+CONFIGS=$LR_REPO/configs
+LAB=$LR_REPO/scripts/lab
+PFX=lrcfg$$
+HEADER_RE='^; topology: scripts/lab up [a-z]+( --queues [1-9][0-9]?| --threaded-napi)*$'
+
 lr_init
-lr_require_cmds sed
-HOST= CTR= CA= CB=
+lr_require_cmds sed grep flock
+[[ -x $LAB ]] || lr_die "no scripts/lab at $LAB"
 
-# rewrite FILE: lrlab-NAME -> this test's namespaces
-rewrite()
+# lib.sh's trap removes only the namespaces it made: take the labs down first, then run it.
+# shellcheck disable=SC2317 # run by the trap
+lab_cleanup()
 {
-	sed -e "s/lrlab-host/${HOST:-lrlab-host}/g; s/lrlab-ctr/${CTR:-lrlab-ctr}/g; s/lrlab-ca/${CA:-lrlab-ca}/g; s/lrlab-cb/${CB:-lrlab-cb}/g" "$CONFIGS/$1" >"$LR_TMP/$1"
+	local rc=$?
+
+	set +e
+	timeout -k 5 60 "$LAB" down all --prefix "$PFX" >/dev/null 2>&1
+	(exit "$rc")
+	lr_cleanup
+}
+trap lab_cleanup EXIT
+
+our_namespaces()
+{
+	ip netns list | awk -v p="$1-" 'index($1, p) == 1 { print $1 }'
 }
 
-veth_topology()
+# shellcheck disable=SC2317 # called through lr_check_cmd
+no_xdp()
 {
-	lr_netns_add HOST host
-	lr_netns_add CTR ctr
-	lr_veth "$HOST" veth-h "$CTR" veth-c "$@"
-	lr_addr "$HOST" veth-h 198.18.0.1/30
-	lr_addr "$CTR" veth-c 198.18.0.2/30
+	! lr_xdp_attached "$1" "$2"
 }
 
-drop_namespaces()
+# ini FILE: one "SECTION<TAB>KEY<TAB>VALUE" line per key (comments and blanks dropped).
+ini()
 {
-	local ns
-
-	for ns in "$@"; do
-		ip netns del "$ns" 2>/dev/null || true
-	done
+	awk '
+		/^[[:space:]]*([;#]|$)/ { next }
+		/^[[:space:]]*\[/ { s = $0; gsub(/^[[:space:]]*\[|\][[:space:]]*$/, "", s); next }
+		{
+			line = $0
+			sub(/[[:space:]];.*$/, "", line)
+			k = line; sub(/=.*/, "", k); gsub(/[[:space:]]/, "", k)
+			v = line; sub(/^[^=]*=/, "", v); gsub(/^[[:space:]]+|[[:space:]]+$/, "", v)
+			print s "\t" k "\t" v
+		}' "$1"
 }
 
-# run_file FILE STEPS: run it and check every step
+# ini_get FILE SECTION KEY [DEFAULT]
+ini_get()
+{
+	local v
+
+	v=$(ini "$1" | awk -F'\t' -v s="$2" -v k="$3" '$1 == s && $2 == k { print $3; exit }')
+	printf '%s\n' "${v:-${4:-}}"
+}
+
+# lab_run NAME ARGS...: scripts/lab, bounded; exit code in LAB_RC, output in $LR_TMP/NAME.{out,err}.
+lab_run()
+{
+	local name=$1
+
+	shift
+	LAB_RC=0
+	timeout -k 5 60 "$LAB" "$@" >"$LR_TMP/$name.out" 2>"$LR_TMP/$name.err" || LAB_RC=$?
+}
+
+# lab_matches F CFG STATUS: the file's namespaces, interfaces, addresses and MACs are the lab's.
+lab_matches()
+{
+	local f=$1 cfg=$2 st=$3 ends sec key val want sip smac dip dmac
+	local -A end=()
+
+	ends=$(jq -r --arg tns "$(ini_get "$cfg" tx netns)" --arg tif "$(ini_get "$cfg" tx interface)" \
+		--arg rns "$(ini_get "$cfg" rx netns)" --arg rif "$(ini_get "$cfg" rx interface)" '
+		.endpoints as $e | [.paths[] as $p
+			| ($e[] | select(.name == $p.from)) as $f | ($e[] | select(.name == $p.to)) as $t
+			| select($f.netns == $tns and $f.ifname == $tif and $t.netns == $rns and $t.ifname == $rif)
+			| "\($p.name) \($f.ipv4) \($f.mac) \($t.ipv4) \($t.mac)"] | first // "none"' "$st" 2>/dev/null) ||
+		ends=none
+	lr_check "$f: [tx] and [rx] are the two ends of a lab path" "${ends%% *}" != none
+	[[ $ends != none ]] || return 0
+	read -r _ sip smac dip dmac <<<"$ends"
+	end=([src_ip]=$sip [src_mac]=$smac [dst_ip]=$dip [dst_mac]=$dmac)
+	while IFS=$'\t' read -r sec key val; do
+		[[ $sec == tx || $sec == stream\ * ]] || continue
+		want=${end[$key]:-}
+		[[ -n $want ]] || continue
+		lr_check "$f: [$sec] $key is the lab's" "${val,,}" == "${want,,}"
+	done < <(ini "$cfg")
+}
+
+# check_sweep F JSON CSV CHECKLINE CFG
+check_sweep()
+{
+	local f=$1 j=$2 c=$3 line=$4 cfg=$5 sizes rates repeat steps n failed unsettled uneven lost short
+
+	sizes=$(sed -nE 's/.* ([0-9]+) sizes?, .*/\1/p' <<<"$line")
+	rates=$(sed -nE 's/.* ([0-9]+) rates?, .*/\1/p' <<<"$line")
+	repeat=$(ini_get "$cfg" test repeat 1)
+	steps=$((${sizes:-0} * ${rates:-0} * repeat))
+	# one jq for every count (jq takes tens of milliseconds to start)
+	read -r n failed unsettled uneven lost short < <(jq -r '.steps | [length,
+		([.[] | select(.pass | not)] | length),
+		([.[] | select(.rx.tail_settled | not)] | length),
+		([.[] | select(.rx.packets != .tx.packets)] | length),
+		([.[] | select(.rx.lost != 0)] | length),
+		([.[] | select(.offered_pps != null and (.tx.packets < 0.95 * .offered_pps * .window_s))] | length)]
+		| @tsv' "$j" 2>/dev/null || echo missing)
+	lr_check "$f: steps (sizes x rates x repeat)" "$n" == "$steps"
+	lr_check "$f: steps that failed" "${failed:-missing}" == 0
+	lr_check "$f: steps not settled by their markers" "${unsettled:-missing}" == 0
+	lr_check "$f: steps where rx.packets != tx.packets" "${uneven:-missing}" == 0
+	lr_check "$f: steps that lost frames" "${lost:-missing}" == 0
+	lr_check "$f: steps that sent less than 95 % of the offered frames" "${short:-missing}" == 0
+	lr_check "$f: CSV rows (header + steps)" "$(wc -l <"$c")" == $((steps + 1))
+}
+
+# check_search F JSON CSV CHECKLINE CFG
+check_search()
+{
+	local f=$1 j=$2 c=$3 line=$4 cfg=$5 sizes max_trials searches notfound badrate long notclean trials steps
+
+	sizes=$(sed -nE 's/.* ([0-9]+) sizes?, .*/\1/p' <<<"$line")
+	max_trials=$(ini_get "$cfg" test max_trials 16)
+	read -r searches notfound badrate long notclean trials steps < <(jq -r --argjson m "$max_trials" '[
+		(.throughput | length),
+		([.throughput[] | select(.found | not)] | length),
+		([.throughput[] | select((.rate_pps // 0) <= 0 or .rate_pps > .offered_pps)] | length),
+		([.throughput[] | select((.trials | length) > $m)] | length),
+		# the found rate: a trial at that offered rate that passed, lost nothing, settled
+		([.throughput[] | . as $t | [.trials[] | select(.offered_pps == $t.offered_pps and .pass
+			and .rx.lost == 0 and .rx.tail_settled and .rx.packets == .tx.packets)] | select(length == 0)] | length),
+		([.throughput[].trials | length] | add // 0),
+		(.steps | length)] | @tsv' "$j" 2>/dev/null || echo missing)
+	lr_log "$f: found $(jq -r '[.throughput[] | "\(.size) B: \(.rate_pps // "none") pps in \(.trials | length) trial(s)"]
+		| join("; ")' "$j" 2>/dev/null)"
+	lr_check "$f: searches (one per size)" "$searches" == "${sizes:-0}"
+	lr_check "$f: searches that found no rate" "${notfound:-missing}" == 0
+	lr_check "$f: found rates <= 0 or above the offered rate" "${badrate:-missing}" == 0
+	lr_check "$f: searches with more than max_trials ($max_trials) trials" "${long:-missing}" == 0
+	lr_check "$f: found rates without a clean trial (passed, lost 0, settled, rx == tx)" "${notclean:-missing}" == 0
+	lr_check "$f: steps (one per trial)" "${steps:-missing}" == "${trials:-0}"
+	lr_check "$f: CSV rows (header + steps)" "$(wc -l <"$c")" == $((${trials:-0} + 1))
+}
+
+# run_file F: the whole user's sequence for configs/F.
 run_file()
 {
-	local f=$1 steps=$2 j=$LR_TMP/$1.json c=$LR_TMP/$1.csv rc=0
+	local f=$1 src=$CONFIGS/$1 cfg=$LR_TMP/$1 j=$LR_TMP/$1.json c=$LR_TMP/$1.csv hdr n first line rc=0 mode topo t0 tr
+	local -a lab
 
-	rewrite "$f"
-	lr_check_cmd "$f: --check" "$LINERATE" run --check "$LR_TMP/$f"
-	lr_log "run: linerate run $f"
-	timeout -k 5 150 "$LINERATE" run "$LR_TMP/$f" --json "$j" --csv "$c" -q >"$LR_TMP/$f.out" 2>"$LR_TMP/$f.err" || rc=$?
+	lr_log "== $f"
+	t0=$(date +%s%N)
+	n=$(grep -c '^; topology:' "$src" || true)
+	lr_check "$f: '; topology:' header lines" "$n" == 1
+	((n == 1)) || return 0
+	hdr=$(grep -m1 -n '^; topology:' "$src")
+	first=$(grep -m1 -n '^[[:space:]]*\[' "$src" | cut -d: -f1)
+	lr_check "$f: the topology line comes before the first section" "${hdr%%:*}" "<" "${first:-1}"
+	hdr=${hdr#*:}
+	if ! [[ $hdr =~ $HEADER_RE ]]; then
+		lr_fail "$f: topology line is '; topology: scripts/lab up TOPOLOGY [--queues N] [--threaded-napi]'" "$hdr"
+		return 0
+	fi
+	lr_pass "$f: $hdr"
+	read -ra lab <<<"${hdr#; topology: scripts/lab }"
+	topo=${lab[1]}
+
+	sed -e "s/lrlab-/$PFX-/g" "$src" >"$cfg"
+	line=$("$LINERATE" run --check "$cfg" 2>&1) || rc=$?
+	lr_check "$f: --check exit code" "$rc" == 0
+	lr_log "$f: $line"
+
+	lr_log "run: scripts/lab ${lab[*]} --prefix $PFX"
+	lab_run up "${lab[@]}" --prefix "$PFX"
+	lr_check "$f: scripts/lab ${lab[*]}: exit code" "$LAB_RC" == 0
+	if ((LAB_RC != 0)); then
+		lr_show_file "$LR_TMP/up.err"
+		return 0
+	fi
+	lab_run status status "$topo" --prefix "$PFX" --json
+	lr_check "$f: the lab is up" "$(jq -r .up "$LR_TMP/status.out" 2>/dev/null)" == true
+	lab_matches "$f" "$cfg" "$LR_TMP/status.out"
+
+	lr_log "run: linerate run $f --json --csv -q"
+	rc=0
+	tr=$(date +%s%N)
+	timeout -k 5 150 "$LINERATE" run "$cfg" --json "$j" --csv "$c" -q >"$LR_TMP/$f.out" 2>"$LR_TMP/$f.err" || rc=$?
+	lr_log "$f: linerate run took $((($(date +%s%N) - tr) / 1000000)) ms"
 	lr_show_file "$LR_TMP/$f.out"
 	lr_show_file "$LR_TMP/$f.err"
 	lr_check "$f: exit code" "$rc" == 0
 	lr_jvalid "$j"
-	lr_check "$f: steps" "$(jq '.steps | length' "$j")" == "$steps"
-	lr_check "$f: every step passed" "$(jq '[.steps[] | select(.pass | not)] | length' "$j")" == 0
-	lr_check "$f: every step settled by its markers" "$(jq '[.steps[] | select(.rx.tail_settled | not)] | length' "$j")" == 0
-	lr_check "$f: rx.packets == tx.packets in every step" \
-		"$(jq '[.steps[] | select(.rx.packets != .tx.packets)] | length' "$j")" == 0
-	lr_check "$f: lost 0 in every step" "$(jq '[.steps[] | select(.rx.lost != 0)] | length' "$j")" == 0
-	lr_check "$f: sent as offered (within 5 %) in every step" \
-		"$(jq '[.steps[] | select(.offered_pps != null and (.tx.packets < 0.95 * .offered_pps * .window_s))] | length' "$j")" == 0
-	lr_check "$f: CSV rows (header + steps)" "$(wc -l <"$c")" == $((steps + 1))
+	mode=$(lr_jget "$j" .mode)
+	case $mode in
+	sweep) check_sweep "$f" "$j" "$c" "$line" "$cfg" ;;
+	throughput) check_search "$f" "$j" "$c" "$line" "$cfg" ;;
+	*) lr_fail "$f: mode sweep or throughput" "$mode" ;;
+	esac
+	case $f in
+	veth-2queue.ini)
+		lr_check "2 queues: both TX queues sent in every step" \
+			"$(jq '[.steps[] | select([.tx.per_queue[] | select(.packets > 0)] | length < 2)] | length' "$j")" == 0
+		lr_check "2 queues: both RX queues received in every step" \
+			"$(jq '[.steps[] | select((.rx.per_queue | length) < 2)] | length' "$j")" == 0
+		;;
+	multi-stream.ini)
+		lr_check "multi-stream: two workers (one per stream)" "$(jq '.steps[0].tx.per_queue | length' "$j")" == 2
+		lr_check "multi-stream: streams on queues 0 and 1" "$(jq -c '[.steps[0].rx.per_queue[].queue]' "$j")" == "[0,1]"
+		lr_check "multi-stream: bytes per frame between the two sizes (64 and 1518) in every step" \
+			"$(jq '[.steps[] | (.rx.bps_l1 / 8 / .rx.pps - 20) | select(. < 200 or . > 1400)] | length' "$j")" == 0
+		;;
+	esac
+	lr_check_cmd "$f: no XDP program left on the receiving interface" \
+		no_xdp "$(ini_get "$cfg" rx netns)" "$(ini_get "$cfg" rx interface)"
+
+	lab_run down down "$topo" --prefix "$PFX"
+	lr_check "$f: scripts/lab down $topo: exit code" "$LAB_RC" == 0
+	lr_check "$f: namespaces of the $topo lab left" "$(our_namespaces "$PFX-$topo" | wc -l)" == 0
+	lr_log "$f: took $((($(date +%s%N) - t0) / 1000000)) ms"
 }
 
 lr_log "== bad files: one FILE:LINE line, exit 2, nothing touched"
-printf '[test]\nduration = 1s\n[tx]\ninterface = veth-h\nrate = 5 parsecs\n' >"$LR_TMP/bad.ini"
+printf '[test]\nduration = 1s\n[tx]\ninterface = veth0\nrate = 5 parsecs\n' >"$LR_TMP/bad.ini"
 for args in "--check $LR_TMP/bad.ini" "$LR_TMP/bad.ini" "$LR_TMP/missing.ini"; do
 	RC=0
 	# shellcheck disable=SC2086
@@ -86,42 +272,14 @@ done
 lr_check_cmd "a bad value is reported as FILE:LINE" grep -q "^$LR_TMP/bad.ini:5: " <(
 	"$LINERATE" run --check "$LR_TMP/bad.ini" 2>&1)
 
-lr_log "== veth host -> container"
-veth_topology
-run_file veth-host-to-container.ini 6
-run_file imix-sizes.ini 7
-drop_namespaces "$HOST" "$CTR"
-
-lr_log "== 2-queue veth"
-veth_topology numtxqueues 2 numrxqueues 2
-run_file veth-2queue.ini 1
-J=$LR_TMP/veth-2queue.ini.json
-lr_check "2 queues: both TX queues sent in every step" \
-	"$(jq '[.steps[] | select([.tx.per_queue[] | select(.packets > 0)] | length < 2)] | length' "$J")" == 0
-lr_check "2 queues: both RX queues received in every step" \
-	"$(jq '[.steps[] | select((.rx.per_queue | length) < 2)] | length' "$J")" == 0
-run_file multi-stream.ini 2
-J=$LR_TMP/multi-stream.ini.json
-lr_check "multi-stream: two workers (one per stream)" "$(jq '.steps[0].tx.per_queue | length' "$J")" == 2
-lr_check "multi-stream: streams on queues 0 and 1" "$(jq -c '[.steps[0].rx.per_queue[].queue]' "$J")" == "[0,1]"
-drop_namespaces "$HOST" "$CTR"
-
-lr_log "== bridge, container -> container"
-lr_netns_add HOST host
-lr_netns_add CA ca
-lr_netns_add CB cb
-ip -n "$HOST" link add br-lab type bridge
-ip -n "$HOST" link set br-lab up
-lr_veth "$CA" eth0 "$HOST" veth-ca
-lr_veth "$CB" eth0 "$HOST" veth-cb
-for p in veth-ca veth-cb; do
-	ip -n "$HOST" link set "$p" master br-lab
-	ip -n "$HOST" link set "$p" up
+FILES=()
+for p in "$CONFIGS"/*.ini; do
+	[[ -e $p ]] && FILES+=("$(basename "$p")")
 done
-ip -n "$CB" link set eth0 address 02:1b:00:00:01:02
-lr_addr "$CA" eth0 198.18.1.1/24
-lr_addr "$CB" eth0 198.18.1.2/24
-run_file bridge-container-to-container.ini 2
+lr_check "files in configs/" "${#FILES[@]}" ">=" 7
+for f in "${FILES[@]}"; do
+	run_file "$f"
+done
 
-lr_check_cmd "no XDP program left anywhere" eval '! lr_xdp_attached "$CB" eth0'
+lr_check "namespaces with prefix $PFX left" "$(our_namespaces "$PFX" | wc -l)" == 0
 lr_finish

@@ -2,13 +2,15 @@
 # SPDX-License-Identifier: MIT
 # RFC 2544 zero-loss throughput search (configs/rfc2544-throughput.ini) through a router namespace.
 #
-#   ns ...-host-PID           ns ...-rtr-PID (ip_forward=1)                ns ...-ctr-PID
-#   +----------------+       +----------------------------------------+       +----------------+
-#   | [tx] veth-h    |<----->| veth-rh 198.18.0.2       veth-rc 198.18.0.5 |<--->| [rx] veth-c  |
-#   | 198.18.0.1/30  | veth  |  nft forward: test data frames only:   | veth  | 198.18.0.6/30  |
-#   +----------------+       |   (1) limit rate over 50000/second drop|       +----------------+
-#                            |   (2) numgen inc mod 50 == 0 drop      |
-#                            +----------------------------------------+
+#   P-routed-host          P-routed-rtr (ip_forward=1)                   P-routed-c1
+#   +----------------+     +-----------------------------------------+     +----------------+
+#   | [tx] veth0     |<--->| eth0 198.18.5.254     eth1 198.18.6.254 |<--->| [rx] eth0      |
+#   | 198.18.5.1/24  | veth|  nft forward: test data frames only:    |veth | 198.18.6.2/24  |
+#   +----------------+     |   (1) limit rate over 50000/second drop |     +----------------+
+#                          |   (2) numgen inc mod 50 == 0 drop       |
+#                          +-----------------------------------------+
+#   (P = lrtpPID: `scripts/lab up routed --prefix P`, the file's header command, builds it; the
+#    test runs a copy of the file with lrlab- rewritten to P-, and the trap takes the lab down)
 #
 # Checks:
 #   - with the 50 kpps policer, for 64 and 512 B: the search finds a zero-loss rate, within 10 %
@@ -21,22 +23,29 @@ set -euo pipefail
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-CONFIGS=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../configs" && pwd)
+CONFIGS=$LR_REPO/configs
+LAB=$LR_REPO/scripts/lab
+PFX=lrtp$$
+RTR=$PFX-routed-rtr
 lr_init
-lr_require_cmds nft sed
-lr_netns_add HOST host
-lr_netns_add RTR rtr
-lr_netns_add CTR ctr
-lr_veth "$HOST" veth-h "$RTR" veth-rh
-lr_veth "$RTR" veth-rc "$CTR" veth-c
-lr_addr "$HOST" veth-h 198.18.0.1/30
-lr_addr "$RTR" veth-rh 198.18.0.2/30
-lr_addr "$RTR" veth-rc 198.18.0.5/30
-lr_addr "$CTR" veth-c 198.18.0.6/30
-ip -n "$HOST" route add 198.18.0.4/30 via 198.18.0.2
-ip -n "$CTR" route add 198.18.0.0/30 via 198.18.0.5
-ip netns exec "$RTR" sysctl -qw net.ipv4.ip_forward=1
-ip -n "$RTR" neigh replace 198.18.0.6 lladdr "$(lr_mac "$CTR" veth-c)" dev veth-rc nud permanent
+lr_require_cmds nft sed flock
+
+# lib.sh's trap removes only the namespaces it made: take the lab down first, then run it.
+# shellcheck disable=SC2317 # run by the trap
+lab_cleanup()
+{
+	local rc=$?
+
+	set +e
+	timeout -k 5 60 "$LAB" down routed --prefix "$PFX" >/dev/null 2>&1
+	(exit "$rc")
+	lr_cleanup
+}
+trap lab_cleanup EXIT
+timeout -k 5 60 "$LAB" up routed --prefix "$PFX" >"$LR_TMP/lab.out" 2>&1 || {
+	lr_show_file "$LR_TMP/lab.out"
+	lr_die "scripts/lab up routed failed"
+}
 
 ip netns exec "$RTR" nft add table ip lrprobe 2>/dev/null || lr_kernel_lacks "nftables"
 ip netns exec "$RTR" nft delete table ip lrprobe
@@ -55,7 +64,7 @@ table ip lrtp {
 NFT
 }
 
-sed -e "s/lrlab-host/$HOST/g; s/lrlab-ctr/$CTR/g; s/lrlab-rtr/$RTR/g" "$CONFIGS/rfc2544-throughput.ini" >"$LR_TMP/tp.ini"
+sed -e "s/lrlab-/$PFX-/g" "$CONFIGS/rfc2544-throughput.ini" >"$LR_TMP/tp.ini"
 lr_check_cmd "rfc2544-throughput.ini: --check" "$LINERATE" run --check "$LR_TMP/tp.ini"
 
 lr_log "== policer at 50 kpps"

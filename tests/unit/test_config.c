@@ -136,8 +136,8 @@ static void test_shipped_details(void **state)
 
 	load("reference.ini");
 	assert_string_equal(cfg.name, "reference");
-	assert_string_equal(cfg.tx_netns, "lrlab-host");
-	assert_string_equal(cfg.rx_netns, "lrlab-ctr");
+	assert_string_equal(cfg.tx_netns, "lrlab-veth-host");
+	assert_string_equal(cfg.rx_netns, "lrlab-veth-c1");
 }
 
 /* ---- defaults and what the success path fills in ---- */
