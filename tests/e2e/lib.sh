@@ -18,6 +18,9 @@ LR_FAILS=0
 LR_CHECKS=0
 LR_TMP=
 LR_LAST_PID=
+LR_LAB=$LR_REPO/scripts/lab
+LR_LAB_PREFIXES=()
+LAB_RC=0
 
 lr_log()
 {
@@ -84,6 +87,10 @@ lr_cleanup()
 		fi
 		wait "$pid" 2>/dev/null
 	done
+	# labs first: their namespaces are scripts/lab's to remove, by prefix
+	for ns in "${LR_LAB_PREFIXES[@]}"; do
+		timeout -k 5 60 "$LR_LAB" down all --prefix "$ns" >/dev/null 2>&1
+	done
 	for ns in "${LR_NAMESPACES[@]}"; do
 		ip netns del "$ns" 2>/dev/null
 	done
@@ -117,6 +124,24 @@ lr_netns_add()
 	ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 2>/dev/null || true
 	ip netns exec "$ns" sysctl -qw net.ipv6.conf.default.disable_ipv6=1 2>/dev/null || true
 	printf -v "$var" '%s' "$ns"
+}
+
+# lr_lab_prefix P: labs this test makes with scripts/lab --prefix P (namespaces P-TOPOLOGY-ROLE);
+# the cleanup trap takes every one of them down, whatever way the test ends.
+lr_lab_prefix()
+{
+	LR_LAB_PREFIXES+=("$1")
+}
+
+# lr_lab NAME ARGS...: scripts/lab ARGS, bounded; its exit code in LAB_RC, its output in
+# $LR_TMP/NAME.{out,err}. Must not run in a subshell (LAB_RC).
+lr_lab()
+{
+	local name=$1
+
+	shift
+	LAB_RC=0
+	timeout -k 5 60 "$LR_LAB" "$@" >"$LR_TMP/$name.out" 2>"$LR_TMP/$name.err" || LAB_RC=$?
 }
 
 # lr_veth NS1 IF1 NS2 IF2 [link options for both ends, e.g. numtxqueues 2 numrxqueues 2]

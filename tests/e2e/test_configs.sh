@@ -45,18 +45,7 @@ lr_init
 lr_require_cmds sed grep flock
 [[ -x $LAB ]] || lr_die "no scripts/lab at $LAB"
 
-# lib.sh's trap removes only the namespaces it made: take the labs down first, then run it.
-# shellcheck disable=SC2317 # run by the trap
-lab_cleanup()
-{
-	local rc=$?
-
-	set +e
-	timeout -k 5 60 "$LAB" down all --prefix "$PFX" >/dev/null 2>&1
-	(exit "$rc")
-	lr_cleanup
-}
-trap lab_cleanup EXIT
+lr_lab_prefix "$PFX"
 
 our_namespaces()
 {
@@ -91,16 +80,6 @@ ini_get()
 
 	v=$(ini "$1" | awk -F'\t' -v s="$2" -v k="$3" '$1 == s && $2 == k { print $3; exit }')
 	printf '%s\n' "${v:-${4:-}}"
-}
-
-# lab_run NAME ARGS...: scripts/lab, bounded; exit code in LAB_RC, output in $LR_TMP/NAME.{out,err}.
-lab_run()
-{
-	local name=$1
-
-	shift
-	LAB_RC=0
-	timeout -k 5 60 "$LAB" "$@" >"$LR_TMP/$name.out" 2>"$LR_TMP/$name.err" || LAB_RC=$?
 }
 
 # lab_matches F CFG STATUS: the file's namespaces, interfaces, addresses and MACs are the lab's.
@@ -211,13 +190,13 @@ run_file()
 	lr_log "$f: $line"
 
 	lr_log "run: scripts/lab ${lab[*]} --prefix $PFX"
-	lab_run up "${lab[@]}" --prefix "$PFX"
+	lr_lab up "${lab[@]}" --prefix "$PFX"
 	lr_check "$f: scripts/lab ${lab[*]}: exit code" "$LAB_RC" == 0
 	if ((LAB_RC != 0)); then
 		lr_show_file "$LR_TMP/up.err"
 		return 0
 	fi
-	lab_run status status "$topo" --prefix "$PFX" --json
+	lr_lab status status "$topo" --prefix "$PFX" --json
 	lr_check "$f: the lab is up" "$(jq -r .up "$LR_TMP/status.out" 2>/dev/null)" == true
 	lab_matches "$f" "$cfg" "$LR_TMP/status.out"
 
@@ -253,7 +232,7 @@ run_file()
 	lr_check_cmd "$f: no XDP program left on the receiving interface" \
 		no_xdp "$(ini_get "$cfg" rx netns)" "$(ini_get "$cfg" rx interface)"
 
-	lab_run down down "$topo" --prefix "$PFX"
+	lr_lab down down "$topo" --prefix "$PFX"
 	lr_check "$f: scripts/lab down $topo: exit code" "$LAB_RC" == 0
 	lr_check "$f: namespaces of the $topo lab left" "$(our_namespaces "$PFX-$topo" | wc -l)" == 0
 	lr_log "$f: took $((($(date +%s%N) - t0) / 1000000)) ms"

@@ -46,19 +46,8 @@ export LR_USE_NETNS_OPT=1
 lr_init
 lr_require_cmds ethtool taskset flock setpriv comm
 
-# lib.sh's trap removes only the namespaces it made: take lab's away first, then run it.
-# shellcheck disable=SC2317 # run by the trap
-lab_cleanup()
-{
-	local rc=$?
-
-	set +e
-	"$LAB" down all --prefix "$PFX" >/dev/null 2>&1
-	"$LAB" down all --prefix "$OTHER" >/dev/null 2>&1
-	(exit "$rc")
-	lr_cleanup
-}
-trap lab_cleanup EXIT
+lr_lab_prefix "$PFX"
+lr_lab_prefix "$OTHER"
 
 root_links()
 {
@@ -73,16 +62,6 @@ root_addrs()
 ROOT_LINKS=$(root_links)
 ROOT_ADDRS=$(root_addrs)
 
-# lab_run NAME ARGS...: run scripts/lab, keep its exit code in LAB_RC and its output in $LR_TMP/NAME.{out,err}.
-lab_run()
-{
-	local name=$1
-
-	shift
-	LAB_RC=0
-	timeout -k 5 60 "$LAB" "$@" >"$LR_TMP/$name.out" 2>"$LR_TMP/$name.err" || LAB_RC=$?
-}
-
 lines()
 {
 	if [[ -s $1 ]]; then wc -l <"$1"; else echo 0; fi
@@ -95,12 +74,12 @@ our_namespaces()
 
 # ---------------------------------------------------------------------------------------------
 lr_log "== usage"
-lab_run help --help
+lr_lab help --help
 lr_check "--help exit code" "$LAB_RC" == 0
 lr_check_cmd "--help shows the usage line" grep -q '^Usage: scripts/lab up|down|status TOPOLOGY' "$LR_TMP/help.out"
 for bad in "up nosuch" "up veth --bogus" "up veth --queues 0" "status" "frobnicate veth" "status veth --queues 2"; do
 	# shellcheck disable=SC2086 # the words are the arguments
-	lab_run bad $bad --prefix "$PFX"
+	lr_lab bad $bad --prefix "$PFX"
 	lr_check "lab $bad: exit code" "$LAB_RC" == 2
 	lr_check "lab $bad: one line on stderr" "$(lines "$LR_TMP/bad.err")" == 1
 	lr_check "lab $bad: nothing on stdout" "$(lines "$LR_TMP/bad.out")" == 0
@@ -111,10 +90,10 @@ setpriv --reuid=65534 --regid=65534 --clear-groups "$LAB" up veth --prefix "$PFX
 	>"$LR_TMP/nonroot.out" 2>"$LR_TMP/nonroot.err" || LAB_RC=$?
 lr_check "non-root: exit code" "$LAB_RC" == 2
 lr_check_cmd "non-root: the line says root is needed" grep -q 'needs root' "$LR_TMP/nonroot.err"
-lab_run notup status veth --prefix "$PFX"
+lr_lab notup status veth --prefix "$PFX"
 lr_check "status of a lab that is not up: exit code" "$LAB_RC" == 1
 lr_check_cmd "status of a lab that is not up: says so" grep -q 'is not up' "$LR_TMP/notup.err"
-lab_run downnone down bridge --prefix "$PFX"
+lr_lab downnone down bridge --prefix "$PFX"
 lr_check "down when nothing is up: exit code" "$LAB_RC" == 0
 
 # ---------------------------------------------------------------------------------------------
@@ -146,17 +125,17 @@ check_topology()
 	labels=("$@")
 	lr_log "== $topo"
 	t0=$(date +%s%N)
-	lab_run up up "$topo" --prefix "$PFX"
+	lr_lab up up "$topo" --prefix "$PFX"
 	lr_check "$topo: up exit code" "$LAB_RC" == 0
 	[[ $LAB_RC == 0 ]] || lr_show_file "$LR_TMP/up.err"
 	lr_log "$topo: up took $((($(date +%s%N) - t0) / 1000000)) ms"
-	lab_run up2 up "$topo" --prefix "$PFX"
+	lr_lab up2 up "$topo" --prefix "$PFX"
 	lr_check "$topo: up again exit code" "$LAB_RC" == 0
 	lr_check_cmd "$topo: up again says it rebuilt the lab" grep -q 'already up' "$LR_TMP/up2.out"
 
-	lab_run table status "$topo" --prefix "$PFX"
+	lr_lab table status "$topo" --prefix "$PFX"
 	lr_check "$topo: status exit code" "$LAB_RC" == 0
-	lab_run json status "$topo" --prefix "$PFX" --json
+	lr_lab json status "$topo" --prefix "$PFX" --json
 	lr_check "$topo: status --json exit code" "$LAB_RC" == 0
 	cp "$LR_TMP/json.out" "$doc"
 	lr_jvalid "$doc"
@@ -193,12 +172,12 @@ check_topology()
 		lr_check_exact "$COUNT" 1
 	fi
 
-	lab_run down down "$topo" --prefix "$PFX"
+	lr_lab down down "$topo" --prefix "$PFX"
 	lr_check "$topo: down exit code" "$LAB_RC" == 0
 	lr_check "$topo: namespaces left (ip netns list)" "$(our_namespaces "$PFX-$topo" | wc -l)" == 0
 	lr_check "$topo: namespaces left (ip -all netns exec ip link)" \
 		"$(ip -all netns exec ip -o link show 2>/dev/null | grep -c "^netns: $PFX-$topo-" || true)" == 0
-	lab_run down2 down "$topo" --prefix "$PFX"
+	lr_lab down2 down "$topo" --prefix "$PFX"
 	lr_check "$topo: down again exit code" "$LAB_RC" == 0
 	lr_check_cmd "$topo: down again says there was nothing" grep -q 'nothing to remove' "$LR_TMP/down2.out"
 }
@@ -215,7 +194,7 @@ check_topology macvlan "c1:eth0:198.18.4.2:macvlan:1500 c2:eth0:198.18.4.3:macvl
 
 # ---------------------------------------------------------------------------------------------
 lr_log "== veth --queues 2 --threaded-napi"
-lab_run upq up veth --prefix "$PFX" --queues 2 --threaded-napi
+lr_lab upq up veth --prefix "$PFX" --queues 2 --threaded-napi
 lr_check "--queues 2 --threaded-napi: up exit code" "$LAB_RC" == 0
 lr_show_file "$LR_TMP/upq.out"
 HOST=$PFX-veth-host
@@ -225,7 +204,7 @@ for e in "$HOST veth0" "$C1 eth0"; do
 	lr_check "$ns $i: RX queues" "$(ip netns exec "$ns" ls "/sys/class/net/$i/queues" | grep -c '^rx-')" == 2
 	lr_check "$ns $i: TX queues" "$(ip netns exec "$ns" ls "/sys/class/net/$i/queues" | grep -c '^tx-')" == 2
 done
-lab_run jsonq status veth --prefix "$PFX" --json
+lr_lab jsonq status veth --prefix "$PFX" --json
 lr_check "status --json .queues" "$(jq -r .queues "$LR_TMP/jsonq.out")" == 2
 lr_check "status --json endpoint queues" "$(jq -r '[.endpoints[].queues] | join(" ")' "$LR_TMP/jsonq.out")" == "2 2"
 lr_check "status --json .threaded_napi" "$(jq -r .threaded_napi "$LR_TMP/jsonq.out")" == true
@@ -240,14 +219,14 @@ done
 check_path "$LR_TMP/jsonq.out" host-to-container
 
 lr_log "== down with another prefix"
-lab_run other down veth --prefix "$OTHER"
+lr_lab other down veth --prefix "$OTHER"
 lr_check "down veth --prefix $OTHER: exit code" "$LAB_RC" == 0
-lab_run other down all --prefix "$OTHER"
+lr_lab other down all --prefix "$OTHER"
 lr_check "down all --prefix $OTHER: exit code" "$LAB_RC" == 0
-lab_run still status veth --prefix "$PFX"
+lr_lab still status veth --prefix "$PFX"
 lr_check "our veth lab is still up" "$LAB_RC" == 0
 lr_check "our veth namespaces are still there" "$(our_namespaces "$PFX-veth" | wc -l)" == 2
-lab_run down down veth --prefix "$PFX"
+lr_lab down down veth --prefix "$PFX"
 lr_check "down veth: exit code" "$LAB_RC" == 0
 
 lr_log "== up that fails halfway"

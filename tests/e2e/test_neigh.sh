@@ -38,18 +38,7 @@ PFX=lrn$$
 lr_init
 lr_require_cmds bridge flock
 
-# lib.sh's trap removes only the namespaces it made: take the lab's away first, then run it.
-# shellcheck disable=SC2317 # run by the trap
-lab_cleanup()
-{
-	local rc=$?
-
-	set +e
-	"$LAB" down all --prefix "$PFX" >/dev/null 2>&1
-	(exit "$rc")
-	lr_cleanup
-}
-trap lab_cleanup EXIT
+lr_lab_prefix "$PFX"
 
 lab_up()
 {

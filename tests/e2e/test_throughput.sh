@@ -30,18 +30,7 @@ RTR=$PFX-routed-rtr
 lr_init
 lr_require_cmds nft sed flock
 
-# lib.sh's trap removes only the namespaces it made: take the lab down first, then run it.
-# shellcheck disable=SC2317 # run by the trap
-lab_cleanup()
-{
-	local rc=$?
-
-	set +e
-	timeout -k 5 60 "$LAB" down routed --prefix "$PFX" >/dev/null 2>&1
-	(exit "$rc")
-	lr_cleanup
-}
-trap lab_cleanup EXIT
+lr_lab_prefix "$PFX"
 timeout -k 5 60 "$LAB" up routed --prefix "$PFX" >"$LR_TMP/lab.out" 2>&1 || {
 	lr_show_file "$LR_TMP/lab.out"
 	lr_die "scripts/lab up routed failed"
