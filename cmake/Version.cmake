@@ -1,4 +1,4 @@
-# Writes OUT (version.h) with the release and the git revision of SRC, only when they changed,
+# Writes OUT (version_gen.h) with the release and the git revision of SRC, only when they changed,
 # so the binary names the commit it was built from without relinking on every build.
 # Run as: cmake -DSRC=<tree> -DOUT=<file> -DRELEASE=<x.y.z> -P Version.cmake
 execute_process(COMMAND git -C ${SRC} describe --always --dirty --abbrev=12 --exclude=*

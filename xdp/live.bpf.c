@@ -2,8 +2,8 @@
 /* Live-frames sender: run by BPF_PROG_RUN over the template, stamps each frame and redirects it out. */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
-#include "linerate/probe.h"
 #include "linerate/live.h"
+#include "linerate/probe.h"
 
 /* Set by user space before load. */
 const volatile __u32 cfg_ifindex;
@@ -13,7 +13,7 @@ const volatile __u16 cfg_src_port;	/* of flow 0 */
 /* The first bytes of the template (headers, probe, padding), in 8-byte words. */
 const volatile __u64 cfg_head[LR_LIVE_HEAD_WORDS];
 const volatile __u32 cfg_head_words;
-/* The idle tap the program is attached to only to keep it in the XDP dispatcher (see engine_live.c). */
+/* The idle tap the program is attached to only to keep it in the XDP dispatcher (see src/tx/live.c). */
 const volatile __u32 cfg_hold_ifindex;
 /*
  * --pcap: the program copies chosen data frames to the samples ring. A

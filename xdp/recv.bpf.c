@@ -2,8 +2,8 @@
 /* XDP receiver: classifies frames, accounts test flows and latency at full rate, samples frames to a ring buffer. */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
-#include "linerate/probe.h"
 #include "linerate/flow.h"
+#include "linerate/probe.h"
 
 /* Set by user space before load. */
 const volatile __u16 cfg_dport = LR_DEFAULT_DST_PORT;

@@ -12,9 +12,9 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "linerate/config.h"
-#include "linerate/frame.h"
 #include "linerate/probe.h"
+#include "run/config.h"
+#include "tx/frame.h"
 
 #define CHECK(cond)                        \
 	do {                               \

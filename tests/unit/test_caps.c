@@ -13,8 +13,8 @@
 #include <linux/genetlink.h>
 #include <linux/netlink.h>
 
-#include "linerate/caps.h"
-#include "linerate/netdev.h"
+#include "sys/caps.h"
+#include "sys/netdev.h"
 
 /* Attribute numbers of include/uapi/linux/netdev.h, as the kernel sends them. */
 #define A_IFINDEX	1

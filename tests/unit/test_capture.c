@@ -16,8 +16,8 @@
 #include <cmocka.h>
 #include <pcap/pcap.h>
 
-#include "linerate/capture.h"
-#include "linerate/outfile.h"
+#include "util/capture.h"
+#include "util/outfile.h"
 
 #define NSEC_PER_SEC	1000000000ULL
 #define TS0		(1700000000ULL * NSEC_PER_SEC)

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
-#include "linerate/choose.h"
+#include "util/choose.h"
 
 /* A fake engine: data points at the error it returns and the reason it gives. */
 struct fake {

@@ -12,7 +12,7 @@
 #include <sys/socket.h>
 #include <cmocka.h>
 
-#include "linerate/opts.h"
+#include "cmd/opts.h"
 #include "linerate/probe.h"
 
 #define NS 1000000000ULL

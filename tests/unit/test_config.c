@@ -14,8 +14,8 @@
 #include <sys/socket.h>
 #include <cmocka.h>
 
-#include "linerate/config.h"
 #include "linerate/probe.h"
+#include "run/config.h"
 
 #ifndef LR_SOURCE_DIR
 #error "tests/CMakeLists.txt passes LR_SOURCE_DIR"

@@ -13,8 +13,8 @@
 #include <sys/socket.h>
 #include <cmocka.h>
 
-#include "linerate/frame.h"
 #include "linerate/probe.h"
+#include "tx/frame.h"
 
 static const uint8_t src_mac[6] = { 0x02, 0x11, 0x22, 0x33, 0x44, 0x55 };
 static const uint8_t dst_mac[6] = { 0x02, 0x66, 0x77, 0x88, 0x99, 0xaa };

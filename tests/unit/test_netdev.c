@@ -16,7 +16,7 @@
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 
-#include "linerate/netdev.h"
+#include "sys/netdev.h"
 
 /* One rtnetlink message built byte by byte: header, family header, attributes. */
 struct msg {

@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <cmocka.h>
 
-#include "linerate/outfile.h"
+#include "util/outfile.h"
 
 static char dir[64];
 static char err[512];

@@ -8,7 +8,7 @@
 #include <time.h>
 #include <cmocka.h>
 
-#include "linerate/rate.h"
+#include "tx/rate.h"
 
 #define NS 1000000000ULL
 #define HOUR (3600 * NS)

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "linerate/units.h"
+#include "util/units.h"
 
 #define NS 1000000000ULL
 

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: MIT */
+/* Subcommand bodies: each returns the process exit code (0 ok, 1 runtime, 2 usage/env, 3 threshold). */
+#ifndef LINERATE_CMD_H
+#define LINERATE_CMD_H
+
+#include "cmd/opts.h"
+
+enum { LR_EXIT_OK = 0, LR_EXIT_RUNTIME = 1, LR_EXIT_USAGE = 2, LR_EXIT_THRESHOLD = 3 };
+
+struct lr_run_opts {
+	char file[LR_PATH_MAX];
+	char json[LR_PATH_MAX];
+	char csv[LR_PATH_MAX];
+	bool check;
+	bool quiet;
+	int verbose;
+};
+
+#include <stdio.h>
+int lr_cli_parse_run(int argc, char **argv, struct lr_run_opts *o, FILE *help_out, char *err, size_t errlen);
+
+int lr_cmd_run(const struct lr_run_opts *o);
+int lr_cmd_send(const struct lr_send_opts *o);
+int lr_cmd_recv(const struct lr_recv_opts *o);
+
+#endif

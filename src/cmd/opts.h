@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: MIT */
+/* Parsed options of each subcommand: filled once by the CLI, read-only afterwards. */
+#ifndef LINERATE_OPTS_H
+#define LINERATE_OPTS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include "util/units.h"
+
+#define LR_MAX_WORKERS 64
+#define LR_PATH_MAX 4096
+
+enum lr_engine_kind { LR_ENGINE_AUTO = 0, LR_ENGINE_AFXDP, LR_ENGINE_PACKET, LR_ENGINE_LIVE };
+enum lr_xdp_mode { LR_XDP_AUTO = 0, LR_XDP_NATIVE, LR_XDP_GENERIC };
+enum lr_rx_engine_kind { LR_RX_ENGINE_AUTO = 0, LR_RX_ENGINE_XDP, LR_RX_ENGINE_PACKET };
+enum lr_xsk_mode { LR_XSK_AUTO = 0, LR_XSK_ZEROCOPY, LR_XSK_COPY };
+
+struct lr_send_opts {
+	char ifname[IF_NAMESIZE];
+	char netns[LR_PATH_MAX];
+	char json[LR_PATH_MAX];
+	enum lr_engine_kind engine;
+	enum lr_xsk_mode xsk_mode;
+	unsigned int nworkers;
+	unsigned int queues[LR_MAX_WORKERS];
+	unsigned int cpus[LR_MAX_WORKERS];
+	bool cpus_set;
+	unsigned int ncpus;
+	unsigned int size;
+	unsigned int flows;
+	struct lr_rate rate;
+	uint64_t count;	/* 0 = no limit */
+	uint64_t duration_ns;	/* 0 = no limit */
+	int family;	/* of the addresses; 0 until an address is given */
+	struct in6_addr src_ip, dst_ip;
+	bool have_src_ip, have_dst_ip;
+	uint8_t src_mac[6], dst_mac[6];
+	bool have_src_mac, have_dst_mac;
+	uint16_t src_port, dst_port;
+	bool src_port_set;	/* else the default base, lowered when the flows need room */
+	unsigned int batch;
+	unsigned int eot_repeat;
+	bool allow_physical;
+	/* samples of the frames sent, to pcap */
+	char pcap[LR_PATH_MAX];
+	uint64_t pcap_count;	/* the first N frames (default LR_PCAP_DEFAULT_COUNT) ... */
+	uint64_t pcap_every;	/* ... or one in K (0: use the count) */
+	uint64_t pcap_max_bytes;	/* 0 = no cap */
+	/* replay the frames of a capture instead of the template */
+	char replay[LR_PATH_MAX];
+	bool replay_timing;	/* the file's own inter-frame gaps instead of --rate */
+	uint64_t loops;	/* times through the file (default 1; 0 = until the duration) */
+	bool loops_set;
+	bool stamp;	/* write the probe into replayed UDP frames so recv counts them */
+	bool quiet;	/* no live lines */
+	bool silent;	/* no start line either (a library caller reports) */
+	int verbose;
+};
+
+struct lr_recv_opts {
+	char ifname[IF_NAMESIZE];
+	char netns[LR_PATH_MAX];
+	char json[LR_PATH_MAX];
+	char ready_file[LR_PATH_MAX];
+	enum lr_rx_engine_kind engine;
+	enum lr_xdp_mode xdp_mode;
+	unsigned int workers;	/* AF_PACKET receive threads (fanout) */
+	bool workers_set, xdp_mode_set;	/* given by the user, so a contradiction can be refused */
+	uint16_t dst_port;
+	uint64_t duration_ns;	/* 0 = until a signal (or --once) */
+	bool pass;
+	bool once;	/* stop when every flow's end-of-test marker is in */
+	/* samples of the frames received, to pcap */
+	char pcap[LR_PATH_MAX];
+	uint64_t pcap_every;	/* one test frame in K (default 1: all, up to the cap and ring) */
+	bool pcap_foreign;	/* also every foreign frame */
+	unsigned int snaplen;	/* bytes kept of each sample (default LR_PCAP_DEFAULT_SNAPLEN) */
+	uint64_t pcap_max_bytes;
+	bool quiet;
+	int verbose;
+};
+
+void lr_send_opts_default(struct lr_send_opts *o);
+void lr_recv_opts_default(struct lr_recv_opts *o);
+
+/*
+ * Parse argv (argv[0] is the subcommand). Returns 0, 1 when help was printed
+ * to @help_out, or -EINVAL with a one-line message in @err.
+ */
+#include <stdio.h>
+int lr_cli_parse_send(int argc, char **argv, struct lr_send_opts *o, FILE *help_out, char *err, size_t errlen);
+int lr_cli_parse_recv(int argc, char **argv, struct lr_recv_opts *o, FILE *help_out, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: MIT */
+/* `linerate run` test plans: the INI file parsed and validated into one read-only struct. */
+#ifndef LINERATE_CONFIG_H
+#define LINERATE_CONFIG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stddef.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include "cmd/opts.h"
+#include "util/units.h"
+
+#define LR_CFG_MAX_SIZES	32
+#define LR_CFG_MAX_RATES	32
+#define LR_CFG_MAX_STREAMS	16
+#define LR_CFG_NAME_MAX		64
+
+enum lr_run_mode { LR_RUN_SWEEP = 0, LR_RUN_THROUGHPUT };
+
+/* One traffic stream: its own template and flows, a share of the step's rate. */
+struct lr_cfg_stream {
+	char name[LR_CFG_NAME_MAX];	/* "" for the implicit stream of [tx] */
+	int family;
+	struct in6_addr src_ip, dst_ip;
+	bool have_src_ip;
+	uint8_t src_mac[6], dst_mac[6];
+	bool have_src_mac, have_dst_mac;
+	uint16_t src_port;
+	unsigned int size;	/* 0: the step's size (sweeps); set for [stream] sections */
+	unsigned int flows;
+	double share;	/* fraction of the step's rate, 0 < share <= 1; shares sum to 1 */
+	unsigned int nqueues;
+	unsigned int queues[LR_MAX_WORKERS];
+	unsigned int cpus[LR_MAX_WORKERS];
+	bool cpus_set;
+	int line;	/* where the section starts, for later messages */
+};
+
+struct lr_cfg {
+	char path[LR_PATH_MAX];
+	/* [test] */
+	char name[LR_CFG_NAME_MAX];
+	enum lr_run_mode mode;
+	uint64_t duration_ns;	/* measurement window of a sweep step */
+	uint64_t warmup_ns;	/* traffic before each window, not counted */
+	unsigned int repeat;
+	double max_loss;	/* fraction 0..1; sweep steps above it fail the test (exit 3) */
+	uint64_t max_p99_ns;	/* 0 = no latency threshold */
+	/* throughput search (RFC 2544 26.1) */
+	uint64_t trial_ns;	/* one trial's window */
+	double resolution;	/* stop when (hi - lo) / hi <= resolution */
+	uint64_t resolution_pps;	/* or when hi - lo <= this, if set */
+	unsigned int max_trials;
+	/* [tx] */
+	char tx_ifname[IF_NAMESIZE];
+	char tx_netns[LR_PATH_MAX];
+	enum lr_engine_kind tx_engine;
+	enum lr_xsk_mode xsk_mode;
+	unsigned int batch;
+	uint16_t dst_port;
+	unsigned int nsizes;
+	unsigned int sizes[LR_CFG_MAX_SIZES];
+	unsigned int nrates;
+	struct lr_rate rates[LR_CFG_MAX_RATES];	/* sweep: one step per rate; search: rates[0] is the upper bound */
+	char tx_pcap[LR_PATH_MAX];	/* samples of the frames sent ("" = none) */
+	unsigned int tx_pcap_every;	/* one in K; 0: the first LR_PCAP_DEFAULT_COUNT of each step */
+	/* [rx] */
+	char rx_ifname[IF_NAMESIZE];
+	char rx_pcap[LR_PATH_MAX];
+	unsigned int rx_pcap_every;	/* 0: every test frame */
+	unsigned int rx_snaplen;	/* 0: LR_PCAP_DEFAULT_SNAPLEN */
+	char rx_netns[LR_PATH_MAX];
+	enum lr_rx_engine_kind rx_engine;
+	enum lr_xdp_mode xdp_mode;
+	unsigned int rx_workers;
+	/* streams: [tx] itself is stream 0 unless [stream NAME] sections exist */
+	unsigned int nstreams;
+	struct lr_cfg_stream streams[LR_CFG_MAX_STREAMS];
+};
+
+/*
+ * Parses and validates @text (@len bytes, need not be NUL-terminated) read
+ * from @path. 0, or -EINVAL with "PATH:LINE: message" in @err. Touches no
+ * interface: every check here is on the file alone.
+ */
+int lr_cfg_parse(const char *path, const char *text, size_t len, struct lr_cfg *cfg, char *err, size_t errlen);
+/* Reads @path and parses it; file errors become "PATH: message". */
+int lr_cfg_load(const char *path, struct lr_cfg *cfg, char *err, size_t errlen);
+
+#endif

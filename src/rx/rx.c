@@ -1,0 +1,288 @@
+/* SPDX-License-Identifier: MIT */
+/* `linerate recv`: picks a receive backend, runs the window, settles loss, reports. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "cmd/cmd.h"
+#include "rx/rx.h"
+#include "tx/frame.h"
+#include "tx/rate.h"
+#include "util/capture.h"
+#include "util/choose.h"
+#include "util/log.h"
+#include "util/outfile.h"
+#include "util/report.h"
+
+#define NS 1000000000ULL
+#define POLL_NS (100 * 1000000ULL)
+#define ONCE_LINGER_NS (50 * 1000000ULL)	/* catch the markers' repeats before leaving */
+
+/* Totals over all flows, with the sender's end-of-test numbers settled in. */
+struct rx_totals {
+	uint64_t packets, unique, lost_gap, late, dups, sent;
+	int64_t lost;
+	unsigned int flows, flows_eot, flows_announced;
+	bool settled;
+};
+
+void lr_rx_counters_sum(const struct lr_rx_counters *src, int n, struct lr_rx_counters *s)
+{
+	int i, b, q;
+
+	memset(s, 0, sizeof(*s));
+	for (i = 0; i < n; i++) {
+		const struct lr_rx_counters *p = &src[i];
+
+		s->packets += p->packets;
+		s->bytes += p->bytes;
+		s->foreign += p->foreign;
+		s->eot += p->eot;
+		s->bad_flow += p->bad_flow;
+		s->lat_future += p->lat_future;
+		s->sample_tick += p->sample_tick;
+		s->samples += p->samples;
+		s->sample_drops += p->sample_drops;
+		if (p->first_ns && (!s->first_ns || p->first_ns < s->first_ns))
+			s->first_ns = p->first_ns;
+		if (p->last_ns > s->last_ns)
+			s->last_ns = p->last_ns;
+		if (p->lat_count && (!s->lat_count || p->lat_min < s->lat_min))
+			s->lat_min = p->lat_min;
+		if (p->lat_max > s->lat_max)
+			s->lat_max = p->lat_max;
+		s->lat_count += p->lat_count;
+		s->lat_sum += p->lat_sum;
+		for (q = 0; q < LR_RX_MAX_QUEUES; q++)
+			s->queue_packets[q] += p->queue_packets[q];
+		for (b = 0; b < LR_LAT_BUCKETS; b++)
+			s->lat_hist[b] += p->lat_hist[b];
+	}
+}
+
+static void flow_totals(const struct lr_rx *rx, struct rx_totals *t)
+{
+	unsigned int f;
+
+	memset(t, 0, sizeof(*t));
+	t->settled = true;
+	for (f = 0; f < LR_MAX_FLOWS; f++) {
+		/* the BPF side writes these; a torn read only skews a live line */
+		const volatile struct lr_flow_state *st = &rx->flows[f];
+		uint64_t packets = st->packets, dups = st->dups, gaps = st->gaps, late = st->late;
+		uint32_t eot_seen = st->eot_seen;
+
+		if (!packets && !eot_seen)
+			continue;
+		t->flows++;
+		t->packets += packets;
+		t->unique += packets - dups;
+		t->late += late;
+		t->dups += dups;
+		t->lost_gap += gaps - late;
+		if (eot_seen) {
+			t->flows_eot++;
+			if (st->eot_flows > t->flows_announced)
+				t->flows_announced = st->eot_flows;
+			t->sent += st->eot_sent;
+			t->lost += (int64_t)st->eot_sent - (int64_t)(packets - dups);
+		} else {
+			t->settled = false;
+			t->lost += (int64_t)gaps - (int64_t)late;
+		}
+	}
+	if (t->flows_announced > t->flows_eot)
+		t->settled = false;
+	if (!t->flows)
+		t->settled = false;
+}
+
+bool lr_rx_complete(const struct lr_rx *rx)
+{
+	const volatile struct lr_flow_state *flows = rx->flows;
+	unsigned int f, n = 0;
+
+	for (f = 0; f < LR_MAX_FLOWS; f++)
+		if (flows[f].eot_seen) {
+			n = flows[f].eot_flows;
+			break;
+		}
+	if (!n)
+		return false;
+	for (f = 0; f < n && f < LR_MAX_FLOWS; f++)
+		if (!flows[f].eot_seen)
+			return false;
+	return true;
+}
+
+int lr_rx_collect(struct lr_rx *rx, struct lr_rx_result *r)
+{
+	struct lr_rx_counters *s;
+	struct rx_totals t;
+	int ret;
+
+	ret = rx->ops->read(rx);
+	if (ret)
+		return ret;
+	s = malloc(sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	lr_rx_counters_sum(rx->sources, rx->nsources, s);
+	flow_totals(rx, &t);
+	memset(r, 0, sizeof(*r));
+	r->packets = s->packets;
+	r->bytes = s->bytes;
+	r->foreign = s->foreign;
+	r->eot = s->eot;
+	r->bad_flow = s->bad_flow;
+	r->ring_drops = rx->ring_drops;
+	r->sent = t.sent;
+	r->late = t.late;
+	r->dups = t.dups;
+	r->lost = t.lost;
+	r->flows = t.flows;
+	r->flows_eot = t.flows_eot;
+	r->flows_announced = t.flows_announced;
+	r->settled = t.settled;
+	r->first_ns = s->first_ns;
+	r->last_ns = s->last_ns;
+	/* rates over the span the frames actually arrived in, not the time spent waiting */
+	r->active_s = s->last_ns > s->first_ns ? (double)(s->last_ns - s->first_ns) / NS : 0;
+	r->pps = r->active_s > 0 ? (s->packets - 1) / r->active_s : 0;
+	r->avg_bytes = s->packets ? (double)s->bytes / s->packets : 0;
+	r->lat_count = s->lat_count;
+	r->lat_min = s->lat_min;
+	r->lat_max = s->lat_max;
+	r->lat_mean = s->lat_count ? s->lat_sum / s->lat_count : 0;
+	r->lat_future = s->lat_future;
+	r->lat_p50 = lr_lat_quantile(s->lat_hist, LR_LAT_BUCKETS, s->lat_count, 0.50, s->lat_min, s->lat_max);
+	r->lat_p90 = lr_lat_quantile(s->lat_hist, LR_LAT_BUCKETS, s->lat_count, 0.90, s->lat_min, s->lat_max);
+	r->lat_p99 = lr_lat_quantile(s->lat_hist, LR_LAT_BUCKETS, s->lat_count, 0.99, s->lat_min, s->lat_max);
+	r->lat_p999 = lr_lat_quantile(s->lat_hist, LR_LAT_BUCKETS, s->lat_count, 0.999, s->lat_min, s->lat_max);
+	memcpy(r->queue_packets, s->queue_packets, sizeof(r->queue_packets));
+	/* while the capture runs the writer's counts trail the samples a little: a live view */
+	r->pcap_written = rx->pcap ? lr_pcap_records(rx->pcap) : rx->pcap_written;
+	r->pcap_capped = rx->pcap ? lr_pcap_capped(rx->pcap) : rx->pcap_capped;
+	r->pcap_dropped = s->sample_drops;
+	/* once closed, a sample taken but never written (in flight at the stop) is a drop too */
+	if (!rx->pcap && s->samples > r->pcap_written + r->pcap_capped)
+		r->pcap_dropped += s->samples - r->pcap_written - r->pcap_capped;
+	free(s);
+	return 0;
+}
+
+/* Renames the capture into place; the backend's consumer must have stopped (ops->stop). */
+int lr_rx_capture_close(struct lr_rx *rx, char *err, size_t errlen)
+{
+	struct lr_pcap_writer *w = rx->pcap;
+
+	if (!w)
+		return 0;
+	rx->pcap = NULL;
+	rx->pcap_written = lr_pcap_records(w);
+	rx->pcap_capped = lr_pcap_capped(w);
+	if (rx->pcap_err) {
+		lr_pcap_abort(w);
+		lr_msg(err, errlen, "cannot write '%s': %s; nothing was kept", rx->o->pcap, strerror(-rx->pcap_err));
+		return rx->pcap_err;
+	}
+	return lr_pcap_close(w, err, errlen);
+}
+
+/* An error path: leave nothing behind under the final name nor beside it. */
+void lr_rx_capture_abort(struct lr_rx *rx)
+{
+	if (!rx->pcap)
+		return;
+	lr_pcap_abort(rx->pcap);
+	rx->pcap = NULL;
+}
+
+void lr_rx_reset(struct lr_rx *rx)
+{
+	rx->ops->reset(rx);
+	rx->ring_drops = 0;
+}
+
+static int open_backend(void *ctx, const struct lr_cand *cand, char *why, size_t len)
+{
+	struct lr_rx *rx = ctx;
+
+	rx->ops = cand->data;
+	rx->note[0] = '\0';
+	return rx->ops->open(rx, why, len);
+}
+
+int lr_rx_begin(const struct lr_recv_opts *o, struct lr_rx *rx, char *line, size_t linelen, char *err, size_t errlen)
+{
+	static const struct lr_cand all[] = {
+		{ "xdp", open_backend, &lr_rx_xdp },
+		{ "packet", open_backend, &lr_rx_packet },
+	};
+	const struct lr_cand *cands = all;
+	struct lr_choice ch;
+	char why[512], unused[160] = "";
+	unsigned int n = 2;
+	int ret;
+
+	memset(rx, 0, sizeof(*rx));
+	rx->o = o;
+	ret = lr_if_open(o->ifname, &rx->ifc, err, errlen);
+	if (ret)
+		return LR_EXIT_USAGE;
+	/* before anything is attached: a path we cannot write is a usage error, not a lost capture */
+	if (o->pcap[0]) {
+		char perr[384];
+
+		ret = lr_pcap_open(o->pcap, o->pcap_max_bytes, o->snaplen, &rx->pcap, perr, sizeof(perr));
+		if (ret) {
+			rx->pcap = NULL;
+			snprintf(err, errlen, "--pcap: %s", perr);
+			return LR_EXIT_USAGE;
+		}
+	}
+	if (o->engine == LR_RX_ENGINE_XDP)
+		n = 1;
+	else if (o->engine == LR_RX_ENGINE_PACKET)
+		cands = &all[1], n = 1;
+	ret = lr_choose(cands, n, rx, &ch);
+	if (ret) {
+		if (n > 1) {
+			lr_choice_why(&ch, why, sizeof(why));
+			snprintf(err, errlen, "no engine can count on %s%s", o->ifname, why);
+		} else {
+			snprintf(err, errlen, "%s", ch.tried[ch.ntried - 1].why);
+		}
+		rx->ops = NULL;
+		lr_rx_capture_abort(rx);
+		return ret == -ENOMEM ? LR_EXIT_RUNTIME : LR_EXIT_USAGE;
+	}
+	lr_choice_why(&ch, why, sizeof(why));
+	/* auto chose: say which given option the chosen engine has no use for */
+	if (rx->ops == &lr_rx_xdp && o->workers_set)
+		snprintf(unused, sizeof(unused), " (--workers %u is for the packet engine: XDP counts in the softirq "
+			 "of every CPU that receives)", o->workers);
+	else if (rx->ops == &lr_rx_packet && o->xdp_mode_set)
+		snprintf(unused, sizeof(unused), " (--xdp-mode is for the xdp engine, which was not usable)");
+	snprintf(line, linelen, "ready on %s, engine %s (%s), counting UDP port %u%s%s%s%s", o->ifname, rx->ops->name,
+		 rx->mode, o->dst_port, rx->note[0] ? ": " : "", rx->note, why, unused);
+	return 0;
+}
+
+void lr_rx_end(struct lr_rx *rx)
+{
+	char err[512];
+
+	if (!rx->ops)
+		return;
+	rx->ops->stop(rx);
+	if (lr_rx_capture_close(rx, err, sizeof(err)))
+		pr_warn("recv: --pcap: %s\n", err);
+	rx->ops->close(rx);
+	rx->ops = NULL;
+}
+

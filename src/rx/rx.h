@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: MIT */
+/* Receive backends (XDP, AF_PACKET) behind one ops table, and the state the common reporting reads. */
+#ifndef LINERATE_RX_H
+#define LINERATE_RX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "cmd/opts.h"
+#include "linerate/flow.h"
+#include "sys/netdev.h"
+
+struct lr_rx;
+
+struct lr_rx_ops {
+	const char *name;	/* "xdp", "packet" */
+	/*
+	 * Start counting on rx->ifc: set rx->flows (LR_MAX_FLOWS states),
+	 * rx->nsources, rx->mode, and rx->note if a better mode was not
+	 * usable. 0, or -errno with one line for the user in @why.
+	 */
+	int (*open)(struct lr_rx *rx, char *why, size_t len);
+	/* Copy each source's counters (per CPU, per worker) into rx->sources. */
+	int (*read)(struct lr_rx *rx);
+	/*
+	 * Stop counting and sampling; counters and flows stay readable until
+	 * close. Every sample taken is in rx->pcap when it returns. Idempotent.
+	 */
+	void (*stop)(struct lr_rx *rx);
+	/* Zero every counter and flow, between two tests (no test traffic in flight). */
+	void (*reset)(struct lr_rx *rx);
+	void (*close)(struct lr_rx *rx);
+};
+
+extern const struct lr_rx_ops lr_rx_xdp;
+extern const struct lr_rx_ops lr_rx_packet;
+
+struct lr_rx {
+	const struct lr_recv_opts *o;
+	struct lr_if ifc;
+	const struct lr_rx_ops *ops;
+	const char *mode;	/* "native", "generic", "tpacket_v3" */
+	char note[192];
+	struct lr_flow_state *flows;	/* written by the backend's counting side (and reset) only */
+	struct lr_rx_counters *sources;	/* nsources entries, filled by ops->read */
+	int nsources;
+	uint64_t ring_drops;	/* frames the receive path lost before counting them (AF_PACKET tp_drops) */
+	/*
+	 * Samples of the frames received (--pcap): rx.c opens the writer before
+	 * a backend is chosen and closes it after ops->stop; the backend's own
+	 * consumer is its only writer in between.
+	 */
+	struct lr_pcap_writer *pcap;
+	int pcap_err;	/* first error of the backend's consumer writing to pcap */
+	uint64_t pcap_written, pcap_capped;	/* settled when the writer closes */
+	void *priv;
+};
+
+/* Per-source counters folded into one. */
+void lr_rx_counters_sum(const struct lr_rx_counters *src, int n, struct lr_rx_counters *sum);
+
+/* Everything a report needs, settled: the sum of the sources and the flows. */
+struct lr_rx_result {
+	uint64_t packets, bytes, foreign, eot, bad_flow, ring_drops;
+	uint64_t sent;	/* from end-of-test markers (valid if flows_eot) */
+	uint64_t late, dups;
+	int64_t lost;	/* markers settle it; else open sequence gaps */
+	unsigned int flows, flows_eot, flows_announced;
+	bool settled;
+	uint64_t first_ns, last_ns;	/* first and last data frame */
+	double active_s, pps, avg_bytes;	/* avg_bytes: per frame, no FCS */
+	uint64_t lat_count, lat_min, lat_p50, lat_p90, lat_p99, lat_p999, lat_max, lat_mean, lat_future;
+	uint64_t queue_packets[LR_RX_MAX_QUEUES];
+	/* --pcap: records in the file, samples lost to a full ring, records skipped by the size cap */
+	uint64_t pcap_written, pcap_dropped, pcap_capped;
+};
+
+/*
+ * The receiver as a library (`linerate run` drives it from another
+ * process): open with the engine choice of @o on @o->ifname (namespace
+ * already entered), zero, test for completeness, collect, close. begin
+ * returns an exit code and leaves one line in @err on failure; @line gets
+ * the start line (engine, mode, why better ones were not usable). With
+ * @o->pcap, begin opens the capture file before anything is attached, reset
+ * leaves it alone and end renames it into place.
+ */
+int lr_rx_begin(const struct lr_recv_opts *o, struct lr_rx *rx, char *line, size_t linelen, char *err, size_t errlen);
+int lr_rx_collect(struct lr_rx *rx, struct lr_rx_result *r);
+/* Every flow the sender announced has its end-of-test marker in. */
+bool lr_rx_complete(const struct lr_rx *rx);
+void lr_rx_reset(struct lr_rx *rx);
+void lr_rx_end(struct lr_rx *rx);
+/* The capture renamed into place (after ops->stop), or removed (error paths). */
+int lr_rx_capture_close(struct lr_rx *rx, char *err, size_t errlen);
+void lr_rx_capture_abort(struct lr_rx *rx);
+
+/* How a recv went, for its report: its window, and why it ended early. */
+struct lr_rx_outcome {
+	uint64_t start_ns, end_ns;
+	bool pcap_lost;	/* the capture could not be completed and was removed */
+	char error[256];	/* "" unless the test ended early (the interface disappeared) */
+};
+
+/* The summary on stderr and, with --json, the JSON document; the exit code. */
+int lr_rx_report(struct lr_rx *rx, const struct lr_rx_outcome *out);
+
+#endif

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Counters both ends of a test read around a window: a device's packet and drop counters (sysfs
+ * and the driver's ethtool drops), and each CPU's time split from /proc/stat.
+ */
+#ifndef LINERATE_SYS_COUNTERS_H
+#define LINERATE_SYS_COUNTERS_H
+
+#include <stdint.h>
+
+/* A device's counters, the kernel's and the driver's drop counters summed. */
+struct lr_dev_counters {
+	uint64_t rx_packets, rx_dropped, tx_packets, tx_dropped;
+	uint64_t drv_drops;	/* ethtool counters named *drops or *errors (veth: per-queue XDP drops, xmit errors) */
+};
+
+/* Reads @ifname's counters in this namespace; a counter that cannot be read stays 0. */
+void lr_dev_counters_read(const char *ifname, struct lr_dev_counters *d);
+/* @d = @b - @a, counter by counter. */
+void lr_dev_counters_delta(struct lr_dev_counters *d, const struct lr_dev_counters *a, const struct lr_dev_counters *b);
+
+#define LR_MAX_CPUS 64
+
+/* Cumulative CPU time per CPU, in the USER_HZ ticks of /proc/stat. */
+struct lr_cpu_times {
+	unsigned int n;
+	uint64_t user[LR_MAX_CPUS], sys[LR_MAX_CPUS], irq[LR_MAX_CPUS], softirq[LR_MAX_CPUS], idle[LR_MAX_CPUS],
+		steal[LR_MAX_CPUS];
+};
+
+/* One CPU's time over a window, in percent. */
+struct lr_cpu_split {
+	double user, sys, softirq, irq, idle, steal;
+};
+
+/* All zero when /proc/stat cannot be read. */
+void lr_cpu_times_read(struct lr_cpu_times *t);
+/* The split of each CPU between two readings into @out (at most @max); returns the CPU count. */
+unsigned int lr_cpu_split(const struct lr_cpu_times *a, const struct lr_cpu_times *b, struct lr_cpu_split *out,
+			  unsigned int max);
+
+#endif

@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: MIT */
+/* Entering a network namespace the way `ip netns exec` does, with a /sys that shows it. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE	/* setns(), unshare() */
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mount.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
+
+#include <linux/magic.h>
+
+#include "sys/container.h"
+#include "sys/netdev.h"
+#include "util/log.h"
+
+#define NETNS_RUN_DIR "/run/netns"
+
+
+/* NAME, pid:PID, container:NAME or /absolute/path to the file that names the namespace. */
+static int netns_path(const char *spec, char *path, size_t len, char *err, size_t errlen)
+{
+	int n;
+
+	if (lr_container_is_spec(spec)) {
+		struct lr_container_spec cs;
+		struct lr_container ctr;
+		int ret;
+
+		/* Asks docker/podman for the container's PID: a fork and exec, still single-threaded here. */
+		ret = lr_container_spec_parse(spec, false, &cs, err, errlen);
+		if (!ret)
+			ret = lr_container_resolve(cs.name, &ctr, err, errlen);
+		if (ret)
+			return ret;
+		n = snprintf(path, len, "%s", ctr.netns);
+	} else if (!strncmp(spec, "pid:", 4)) {
+		char *end;
+		long pid;
+
+		errno = 0;
+		pid = strtol(spec + 4, &end, 10);
+		if (errno || end == spec + 4 || *end || pid <= 0 || pid > INT_MAX) {
+			lr_msg(err, errlen, "network namespace '%s': '%s' is not a process id",
+				spec, spec + 4);
+			return -EINVAL;
+		}
+		n = snprintf(path, len, "/proc/%ld/ns/net", pid);
+	} else if (spec[0] == '/') {
+		n = snprintf(path, len, "%s", spec);
+	} else {
+		/* A name must stay inside the run directory. */
+		if (strchr(spec, '/') || !strcmp(spec, ".") || !strcmp(spec, "..")) {
+			lr_msg(err, errlen, "'%s' is not a valid network namespace name", spec);
+			return -EINVAL;
+		}
+		n = snprintf(path, len, NETNS_RUN_DIR "/%s", spec);
+	}
+	if (n < 0 || (size_t)n >= len) {
+		lr_msg(err, errlen, "network namespace name '%.64s...' is too long", spec);
+		return -ENAMETOOLONG;
+	}
+	return 0;
+}
+
+static bool is_bpffs(const char *path)
+{
+	struct statfs st;
+
+	return !statfs(path, &st) && st.f_type == BPF_FS_MAGIC;
+}
+
+static void needs_root(const char *spec, char *err, size_t errlen)
+{
+	lr_msg(err, errlen, "entering network namespace '%s' needs root (CAP_SYS_ADMIN)", spec);
+}
+
+/*
+ * setns(CLONE_NEWNET) and unshare(CLONE_NEWNS) change only the calling
+ * thread, and unshare(CLONE_NEWNS) fails with EINVAL once threads share the
+ * filesystem context. So this must run while the process is still
+ * single-threaded: before any worker, reporter or library thread starts.
+ * Every thread created later inherits both namespaces.
+ *
+ * On failure after setns() the process is already in the new network
+ * namespace but /sys may still describe the old one; the caller must give up.
+ */
+int lr_netns_enter(const char *spec, char *err, size_t errlen)
+{
+	unsigned long sysfs_flags = 0;
+	char path[PATH_MAX];
+	struct statvfs vfs;
+	struct statfs sfs;
+	bool had_bpffs;
+	int fd, ret;
+
+	if (!spec || !spec[0]) {
+		lr_msg(err, errlen, "no network namespace given");
+		return -EINVAL;
+	}
+	ret = netns_path(spec, path, sizeof(path), err, errlen);
+	if (ret)
+		return ret;
+
+	/* O_NONBLOCK: a path naming a FIFO or device is refused below, not waited on */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0) {
+		ret = -errno;
+		if (ret == -ENOENT || ret == -ESRCH)
+			lr_msg(err, errlen, "network namespace '%s' not found", spec);
+		else if (ret == -EACCES || ret == -EPERM)
+			needs_root(spec, err, errlen);
+		else
+			lr_msg(err, errlen, "cannot open network namespace '%s' (%s): %s", spec,
+				path, strerror(-ret));
+		return ret;
+	}
+	if (fstatfs(fd, &sfs) || sfs.f_type != NSFS_MAGIC) {
+		lr_msg(err, errlen, "'%s'%s%s%s is not a network namespace (not an nsfs file such as /run/netns/NAME "
+		       "or /proc/PID/ns/net)", spec, strcmp(spec, path) ? " (" : "", strcmp(spec, path) ? path : "",
+		       strcmp(spec, path) ? ")" : "");
+		ret = -EINVAL;
+		goto out;
+	}
+	if (setns(fd, CLONE_NEWNET) < 0) {
+		ret = -errno;
+		if (ret == -EPERM)
+			needs_root(spec, err, errlen);
+		else if (ret == -EINVAL)
+			lr_msg(err, errlen, "'%s' (%s) is not a network namespace", spec, path);
+		else
+			lr_msg(err, errlen, "cannot enter network namespace '%s': %s", spec,
+				strerror(-ret));
+		goto out;
+	}
+
+	/*
+	 * sysfs shows the network namespace of whoever mounted it, so /sys must
+	 * be mounted again from inside the new one. Do that in a private mount
+	 * namespace, slaved so nothing we mount leaks back to the host.
+	 */
+	had_bpffs = is_bpffs("/sys/fs/bpf");
+	if (!statvfs("/sys", &vfs) && (vfs.f_flag & ST_RDONLY))
+		sysfs_flags |= MS_RDONLY;
+
+	if (unshare(CLONE_NEWNS) < 0) {
+		ret = -errno;
+		if (ret == -EPERM)
+			needs_root(spec, err, errlen);
+		else
+			lr_msg(err, errlen, "cannot create a mount namespace for '%s': %s", spec,
+				strerror(-ret));
+		goto out;
+	}
+	if (mount(NULL, "/", NULL, MS_SLAVE | MS_REC, NULL) < 0) {
+		ret = -errno;
+		lr_msg(err, errlen, "cannot make / a slave mount for network namespace '%s': %s",
+			spec, strerror(-ret));
+		goto out;
+	}
+	/* Nothing mounted there is fine; a busy one gets the new sysfs on top. */
+	if (umount2("/sys", MNT_DETACH) < 0)
+		pr_debug("umount /sys: %s; mounting the new sysfs over it\n", strerror(errno));
+	if (mount("sysfs", "/sys", "sysfs", sysfs_flags, NULL) < 0) {
+		ret = -errno;
+		lr_msg(err, errlen, "cannot mount /sys for network namespace '%s': %s", spec,
+			strerror(-ret));
+		goto out;
+	}
+	/* A fresh, empty bpffs: objects pinned outside are not visible here. */
+	if (had_bpffs && mount("bpf", "/sys/fs/bpf", "bpf", 0, NULL) < 0)
+		pr_debug("mount bpffs on /sys/fs/bpf: %s\n", strerror(errno));
+
+	pr_debug("entered network namespace '%s' (%s)\n", spec, path);
+out:
+	close(fd);
+	return ret;
+}

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/* One stream's sender as a library: interface checks, template, engine choice, pinned workers. */
+#ifndef LINERATE_TX_H
+#define LINERATE_TX_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "cmd/opts.h"
+#include "tx/engine.h"
+
+struct lr_tx;
+
+/*
+ * Checks the interface, builds the template, chooses and opens the engine
+ * and plans the workers: flow ids flow_base .. flow_base + o->flows - 1 of
+ * a test with @flows_total flows. Returns an exit code (0, or 1/2 after
+ * printing one line); nothing is left open on failure.
+ */
+int lr_tx_open(const struct lr_send_opts *o, unsigned int flow_base, unsigned int flows_total, struct lr_tx **out);
+/* The CPUs given name only CPUs this process may run on (its affinity mask). 0, or -EINVAL with one line. */
+int lr_tx_check_cpus(const struct lr_send_opts *o, char *err, size_t errlen);
+/* Starts the worker threads; they wait for lr_tx_go(). Exit code. */
+int lr_tx_start(struct lr_tx *t);
+/* Waits until every worker is pinned and waiting (or @timeout_ns passed), so the clock starts fair. */
+void lr_tx_ready(const struct lr_tx *t, uint64_t timeout_ns);
+/* Releases the workers now; a duration in the options runs from @now_ns. */
+void lr_tx_go(struct lr_tx *t, uint64_t now_ns);
+bool lr_tx_done(const struct lr_tx *t);
+void lr_tx_join(struct lr_tx *t);
+void lr_tx_close(struct lr_tx *t);
+
+/* Samples for a pcap: one in @every frames, or the first @count, into @smp (rings @producer + worker index). */
+void lr_tx_sample(struct lr_tx *t, struct lr_sampler *smp, unsigned int producer, uint64_t every, uint64_t count);
+
+/*
+ * The interface's tx_dropped as read when the last worker's data was done,
+ * before any end-of-test marker: diff it with a reading taken before the
+ * start for the data frames the device dropped. -ENODATA if not taken.
+ */
+int lr_tx_dropped_at_data_end(const struct lr_tx *t, uint64_t *out);
+const struct lr_engine_ops *lr_tx_ops(const struct lr_tx *t);
+const char *lr_tx_mode(const struct lr_tx *t);
+const struct lr_worker *lr_tx_workers(const struct lr_tx *t, unsigned int *n);
+uint64_t lr_tx_start_ns(const struct lr_tx *t);
+/* Bytes a sample of one frame needs: the template's length, or room for a replay's longest. */
+unsigned int lr_tx_snaplen(const struct lr_tx *t);
+/* The live line (tx pps, L2/L1 Gbit/s, per queue) over @dt_ns since @prev (per-worker totals, updated). */
+void lr_tx_live_line(struct lr_tx *t, uint64_t *prev, uint64_t dt_ns);
+/* The summary on stderr and, with --json, the JSON document; the exit code. After lr_tx_join(). */
+int lr_tx_report(struct lr_tx *t);
+/* Data frames the device completed on worker @w (markers excluded). */
+uint64_t lr_tx_worker_done(const struct lr_worker *w);
+
+#endif

@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: MIT */
+/* Logging sink and the libbpf/libxdp print hooks. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <bpf/libbpf.h>
+#include <xdp/libxdp.h>
+#include "util/log.h"
+
+volatile sig_atomic_t lr_stop;
+
+static int log_level = LR_LOG_WARN;
+
+void lr_log_set_level(int level)
+{
+	log_level = level;
+}
+
+int lr_log_level(void)
+{
+	return log_level;
+}
+
+void lr_log(int level, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (level > log_level)
+		return;
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+}
+
+void lr_msg(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!buf || !len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, len, fmt, ap);
+	va_end(ap);
+}
+
+size_t lr_escape(const char *in, char *out, size_t len)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t o = 0;
+
+	if (!len)
+		return 0;
+	for (; *in && o + 1 < len; in++) {
+		unsigned char c = (unsigned char)*in;
+		char e = c == '\n' ? 'n' : c == '\t' ? 't' : c == '\r' ? 'r' : 0;
+
+		if (c >= 0x20 && c != 0x7f) {
+			out[o++] = (char)c;
+		} else if (e && o + 2 < len) {
+			out[o++] = '\\';
+			out[o++] = e;
+		} else if (!e && o + 4 < len) {
+			out[o++] = '\\';
+			out[o++] = 'x';
+			out[o++] = hex[c >> 4];
+			out[o++] = hex[c & 15];
+		} else {
+			break;
+		}
+	}
+	out[o] = '\0';
+	return o;
+}
+
+void lr_err_line(const char *prefix, const char *msg)
+{
+	char buf[2048];
+
+	lr_escape(msg, buf, sizeof(buf));
+	fprintf(stderr, "%s%s\n", prefix, buf);
+}
+
+int lr_fail(int code, const char *cmd, const char *fmt, ...)
+{
+	char msg[2048], prefix[64];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	/* messages quote what the user gave: escaped, so one error stays one line */
+	snprintf(prefix, sizeof(prefix), "linerate %s: ", cmd);
+	lr_err_line(prefix, msg);
+	return code;
+}
+
+/* Library chatter shows one -v later than ours: warnings at -v, the rest at -vv. */
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	int want = level == LIBBPF_WARN ? LR_LOG_INFO : LR_LOG_DEBUG;
+
+	if (want > log_level)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+static int libxdp_print(enum libxdp_print_level level, const char *fmt, va_list ap)
+{
+	int want = level == LIBXDP_WARN ? LR_LOG_INFO : LR_LOG_DEBUG;
+
+	if (want > log_level)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+void lr_log_hook_libs(void)
+{
+	libbpf_set_print(libbpf_print);
+	libxdp_set_print(libxdp_print);
+}

@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: MIT */
+/* Output files created safely: checked up front, a unique temporary name beside the target, rename. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include "util/log.h"
+#include "util/outfile.h"
+
+mode_t lr_umask(void)
+{
+	char line[128];
+	unsigned int m;
+	mode_t old;
+	FILE *f;
+
+	/* "Umask:" in /proc/self/status (Linux 4.7+) reads it without the race of umask() */
+	f = fopen("/proc/self/status", "re");
+	if (f) {
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "Umask: %o", &m) == 1) {
+				fclose(f);
+				return (mode_t)(m & 0777);
+			}
+		fclose(f);
+	}
+	old = umask(022);
+	umask(old);
+	return old;
+}
+
+int lr_out_check(const char *opt, const char *path, bool dash_ok, char *err, size_t errlen)
+{
+	char dir[PATH_MAX];
+	struct stat st;
+	int ret;
+
+	if (!strcmp(path, "-")) {
+		if (dash_ok)
+			return 0;
+		lr_msg(err, errlen, "%s: '-' (standard output) is not possible here; give a file name", opt);
+		return -EINVAL;
+	}
+	if (!*path || strlen(path) + 8 >= sizeof(dir)) {
+		lr_msg(err, errlen, "%s: '%s' is empty or too long", opt, path);
+		return -ENAMETOOLONG;
+	}
+	if (!lstat(path, &st)) {
+		if (S_ISDIR(st.st_mode)) {
+			lr_msg(err, errlen, "%s: '%s' is a directory; give a file name", opt, path);
+			return -EISDIR;
+		}
+		/*
+		 * The file is replaced by a rename, never opened: a device, FIFO
+		 * or socket there (or a symlink to one, such as /dev/stdout)
+		 * would be replaced by a regular file, so it is refused.
+		 */
+		if (S_ISLNK(st.st_mode) && !stat(path, &st) && !S_ISREG(st.st_mode)) {
+			lr_msg(err, errlen, "%s: '%s' leads to something that is not a regular file%s", opt, path,
+			       dash_ok ? " (give - for standard output)" : "");
+			return -EINVAL;
+		}
+		if (!S_ISLNK(st.st_mode) && !S_ISREG(st.st_mode)) {
+			lr_msg(err, errlen, "%s: '%s' is not a regular file (a device, FIFO or socket)%s", opt, path,
+			       dash_ok ? "; give a file name, or - for standard output" : "; give a file name");
+			return -EINVAL;
+		}
+	} else if (errno != ENOENT) {
+		ret = -errno;
+		lr_msg(err, errlen, "%s: cannot write '%s': %s", opt, path, strerror(-ret));
+		return ret;
+	}
+	snprintf(dir, sizeof(dir), "%s", path);
+	if (stat(dirname(dir), &st)) {
+		ret = -errno;
+		lr_msg(err, errlen, "%s: cannot write '%s': directory '%s': %s", opt, path, dir, strerror(-ret));
+		return ret;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		lr_msg(err, errlen, "%s: cannot write '%s': '%s' is not a directory", opt, path, dir);
+		return -ENOTDIR;
+	}
+	if (access(dir, W_OK | X_OK)) {
+		ret = -errno;
+		lr_msg(err, errlen, "%s: cannot write '%s': directory '%s': %s", opt, path, dir, strerror(-ret));
+		return ret;
+	}
+	return 0;
+}
+
+int lr_out_open(const char *path, mode_t mode, struct lr_out *o, char *err, size_t errlen)
+{
+	int ret;
+
+	o->fd = -1;
+	if (snprintf(o->path, sizeof(o->path), "%s", path) >= (int)sizeof(o->path) ||
+	    snprintf(o->tmp, sizeof(o->tmp), "%s.XXXXXX", path) >= (int)sizeof(o->tmp)) {
+		lr_msg(err, errlen, "cannot write '%s': %s", path, strerror(ENAMETOOLONG));
+		return -ENAMETOOLONG;
+	}
+	/*
+	 * mkostemp creates with O_CREAT | O_EXCL, which fails on anything
+	 * already there, a planted symlink included, and picks a name nobody
+	 * can predict; in the target's directory, so the rename stays on one
+	 * file system.
+	 */
+	o->fd = mkostemp(o->tmp, O_CLOEXEC);
+	if (o->fd < 0) {
+		ret = -errno;
+		lr_msg(err, errlen, "cannot write '%s': %s", path, strerror(-ret));
+		return ret;
+	}
+	if (fchmod(o->fd, mode & ~lr_umask() & 0777)) {
+		ret = -errno;
+		lr_msg(err, errlen, "cannot write '%s': %s", path, strerror(-ret));
+		lr_out_abort(o);
+		return ret;
+	}
+	return 0;
+}
+
+int lr_out_write(struct lr_out *o, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t n = write(o->fd, p, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int lr_out_commit(struct lr_out *o, char *err, size_t errlen)
+{
+	const char *what = "cannot write";
+	int ret = 0;
+
+	if (o->fd >= 0) {
+		if (fsync(o->fd)) {
+			what = "cannot sync";
+			ret = -errno;
+		}
+		if (close(o->fd) && !ret)
+			ret = -errno;
+		o->fd = -1;
+	}
+	/* rename replaces a symlink at @path itself, never the file it points to */
+	if (!ret && rename(o->tmp, o->path)) {
+		what = "cannot rename the temporary file into place";
+		ret = -errno;
+	}
+	if (ret) {
+		lr_msg(err, errlen, "%s: %s: %s", o->path, what, strerror(-ret));
+		unlink(o->tmp);
+	}
+	o->tmp[0] = '\0';
+	return ret;
+}
+
+void lr_out_abort(struct lr_out *o)
+{
+	if (o->fd >= 0)
+		close(o->fd);
+	o->fd = -1;
+	if (o->tmp[0])
+		unlink(o->tmp);
+}
