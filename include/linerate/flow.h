@@ -7,7 +7,7 @@
 #include "linerate/probe.h"
 
 /*
- * Receiver rule (DESIGN.md): expected = highest_seen + 1. A frame ahead of
+ * Receiver rule (docs/counting.md): expected = highest_seen + 1. A frame ahead of
  * expected opens a gap (counted lost for now); a frame behind it is late
  * (lost -1, reordered +1) unless the window says it was already seen, in
  * which case it is a duplicate. The window remembers the LR_FLOW_WINDOW
@@ -37,7 +37,7 @@ enum lr_flow_verdict {
 	LR_FLOW_DUP = 3,
 };
 
-/* Accounts one data frame; single writer per flow (see DESIGN.md). */
+/* Accounts one data frame; single writer per flow (see docs/counting.md). */
 LR_INLINE int lr_flow_update(struct lr_flow_state *st, __u64 seq, __u32 bytes)
 {
 	__u64 ahead, behind;

@@ -122,6 +122,23 @@ static int create_socket(struct lr_worker *w, struct xsk_priv *x, bool zerocopy)
 	return err;
 }
 
+/*
+ * A socket closed a moment ago keeps its queue until the kernel has freed
+ * the last of its frames: a busy queue is retried for a while, in the same
+ * mode, so a busy zero-copy queue is never taken for one without zero-copy.
+ */
+static int create_retry(struct lr_worker *w, struct xsk_priv *x, bool zerocopy)
+{
+	unsigned int i;
+	int err = create_socket(w, x, zerocopy);
+
+	for (i = 0; err == -EBUSY && i < BUSY_RETRIES; i++) {
+		usleep(BUSY_WAIT_US);
+		err = create_socket(w, x, zerocopy);
+	}
+	return err;
+}
+
 static int afxdp_open(struct lr_worker *w)
 {
 	struct xsk_priv *x;
@@ -141,26 +158,18 @@ static int afxdp_open(struct lr_worker *w)
 
 	err = -EOPNOTSUPP;
 	if (w->opts->xsk_mode != LR_XSK_COPY) {
-		err = create_socket(w, x, true);
+		err = create_retry(w, x, true);
 		if (!err)
 			x->zerocopy = true;
-		else if (w->opts->xsk_mode == LR_XSK_ZEROCOPY)
-			goto fail;
+		else if (w->opts->xsk_mode == LR_XSK_ZEROCOPY || err == -EBUSY)
+			goto fail;	/* still busy: another socket holds the queue, in any mode */
 		else
 			snprintf(w->note, sizeof(w->note), "zero-copy unsupported by %s%s%s (%s); copy mode in use",
 				 w->ifc->driver[0] ? w->ifc->driver : w->ifc->name, w->ifc->driver[0] ? " " : "",
 				 w->ifc->driver[0] ? w->ifc->name : "", strerror(-err));
 	}
 	if (err)
-		err = create_socket(w, x, false);
-	/*
-	 * A socket closed a moment ago keeps its queue until the kernel has
-	 * freed the last of its frames: retry a busy queue for a while.
-	 */
-	for (i = 0; err == -EBUSY && i < BUSY_RETRIES; i++) {
-		usleep(BUSY_WAIT_US);
-		err = create_socket(w, x, x->zerocopy);
-	}
+		err = create_retry(w, x, false);
 	if (err)
 		goto fail;
 	if (!x->zerocopy) {

@@ -22,10 +22,11 @@
 /*
  * Every BPF_PROG_RUN with a repeat count above 1 puts the program into the
  * kernel's XDP dispatcher and takes it out again afterwards
- * (bpf_prog_change_xdp), and each change waits for RCU: about 25 ms a run
- * on this 2-core VM, whatever the frame count. While the same program is
- * attached to a device it stays in the dispatcher, and a run costs about
- * 20 us. So each worker makes a tap device (non-persistent: it vanishes
+ * (bpf_prog_change_xdp), and each change waits for RCU grace periods,
+ * whatever the frame count: far more than the frames themselves cost.
+ * While the same program is attached to a device it stays in the
+ * dispatcher and a run pays no such change (docs/results/ has the
+ * figures). So each worker makes a tap device (non-persistent: it vanishes
  * with the file descriptor, even on SIGKILL), leaves it down, and attaches
  * its program there through a bpf_link. Runs can then be short: 64k frames
  * at full speed, and paced runs carry 500 us of the rate.
@@ -274,8 +275,8 @@ static int live_open(struct lr_worker *w)
 	if (ret > 0)
 		x->hold_ifindex = ret;
 	else
-		snprintf(w->note, sizeof(w->note), "live: %.60s; runs cost ~25 ms of set-up each, so are "
-			 "long (50 ms slices when paced)", why);
+		snprintf(w->note, sizeof(w->note), "live: %.60s: runs change the XDP dispatcher, so are "
+			 "long (50 ms slices if paced)", why);
 	/*
 	 * send attaches its sampler after open, but says --pcap in its options;
 	 * run, whose options do not, gets a sampling program from live_arm().
@@ -288,8 +289,8 @@ static int live_open(struct lr_worker *w)
 	if (x->tap_fd >= 0) {
 		x->link_fd = bpf_link_create(x->prog_fd, x->hold_ifindex, BPF_XDP, NULL);
 		if (x->link_fd < 0) {
-			snprintf(w->note, sizeof(w->note), "live: cannot attach to the holding tap (%.40s); runs cost "
-				 "~25 ms of set-up each, so are long (50 ms slices when paced)", strerror(errno));
+			snprintf(w->note, sizeof(w->note), "live: cannot attach to the holding tap (%.40s): runs "
+				 "change the XDP dispatcher, so are long (50 ms slices if paced)", strerror(errno));
 			close(x->tap_fd);
 			x->tap_fd = x->link_fd = -1;
 		} else {

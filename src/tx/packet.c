@@ -81,12 +81,6 @@ static inline uint32_t slot_status(const struct tpacket2_hdr *h)
 	return __atomic_load_n(&h->tp_status, __ATOMIC_ACQUIRE);
 }
 
-/*
- * Slots as large as the longest frame plus the TPACKET_V2 header, a power of two
- * and at least 2 KiB; blocks of whole slots and pages, at least 64 KiB. A
- * block is one kernel allocation; if the kernel cannot find the memory,
- * retry with half the slots (as netsniff-ng does).
- */
 /* The longest frame this worker sends: the template's, or a replay's longest. */
 static unsigned int max_frame_len(const struct lr_worker *w)
 {
@@ -98,6 +92,12 @@ static unsigned int max_frame_len(const struct lr_worker *w)
 	return len;
 }
 
+/*
+ * Slots as large as the longest frame plus the TPACKET_V2 header, a power of two
+ * and at least 2 KiB; blocks of whole slots and pages, at least 64 KiB. A
+ * block is one kernel allocation; if the kernel cannot find the memory,
+ * retry with half the slots (as netsniff-ng does).
+ */
 static int ring_setup(struct lr_worker *w, struct pkt_priv *p)
 {
 	unsigned int page = (unsigned int)sysconf(_SC_PAGESIZE);
@@ -340,7 +340,6 @@ out_free:
 	return err;
 }
 
-/* Single writer per stats field: a relaxed store is enough for the reader's snapshot. */
 /*
  * A slot we set to SEND_REQUEST is completed once it reads AVAILABLE again:
  * the skb destructor stores that when the driver has freed the frame.
@@ -356,12 +355,15 @@ static int reap(struct lr_worker *w, struct pkt_priv *p)
 	uint32_t status;
 
 	while (p->inflight) {
-		status = slot_status(slot(p, p->tail));
+		const struct tpacket2_hdr *h = slot(p, p->tail);
+
+		status = slot_status(h);
 		if (status & KERNEL_OWNED) {
 			if (status & TP_STATUS_WRONG_FORMAT) {
+				/* the slot's own length: a replay's frames differ from the template */
 				snprintf(w->errmsg, sizeof(w->errmsg),
-					 "packet: the kernel refused a %u-byte frame on %s as malformed", w->tmpl->len,
-					 w->ifc->name);
+					 "packet: the kernel refused a %u-byte frame on %s as malformed",
+					 h->tp_len - p->vnet_len, w->ifc->name);
 				return -EINVAL;
 			}
 			break;

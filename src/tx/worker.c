@@ -277,8 +277,13 @@ void *lr_worker_run(void *arg)
 	}
 	w->end_ns = lr_now_ns();
 	data_end_barrier(w, true);
-	/* markers even after an error or a signal: they settle the receiver's loss */
-	if (!err || err == -ENOBUFS)
+	/*
+	 * Markers after a signal too (it ends the data, not the test): they
+	 * settle the receiver's loss. The engines retry the device's push-back
+	 * (ENOBUFS) themselves, so an error here means the path is broken and
+	 * no marker would get through.
+	 */
+	if (!err)
 		err = send_markers(w);
 	w->err = err;
 out:
