@@ -19,19 +19,17 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include <linux/ethtool.h>
 #include <linux/net_namespace.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
-#include <linux/sockios.h>
 
 #include "sys/container.h"
 #include "sys/netdev.h"
+#include "sys/nl.h"
 #include "util/log.h"
 
 extern char **environ;
@@ -47,12 +45,6 @@ struct cli_answer {
 	size_t out_len, err_len;
 	int status;	/* as from waitpid(); 0 when the child could not be waited for */
 	bool timed_out;
-};
-
-struct nsid_req {
-	struct nlmsghdr nh;
-	struct rtgenmsg g;
-	char attrs[16];
 };
 
 static const char *base_name(const char *path)
@@ -271,68 +263,28 @@ out:
 	return ret;
 }
 
+static int nsid_parse_msg(const struct nlmsghdr *m, void *arg)
+{
+	const struct nlattr *tb[NETNSA_MAX + 1];
+	int err;
+
+	err = lr_nl_parse(m, RTM_NEWNSID, sizeof(struct rtgenmsg), tb, MNL_ARRAY_SIZE(tb));
+	if (err)
+		return err;
+	/* An answer without the id says nothing about it. */
+	return lr_nl_attr_get(tb[NETNSA_NSID], arg, sizeof(int32_t)) ? -ENOENT : 0;
+}
+
 /* RTM_GETNSID: the id the current namespace gives to the one @fd refers to; -1 when it has none. */
 static int nsid_of(int fd, int *nsid)
 {
-	struct nsid_req req = { 0 };
-	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
-	char buf[1024];
-	struct nlmsghdr *m;
-	uint32_t v = (uint32_t)fd;
-	struct rtattr *rta;
-	int s, ret = -ENOENT;
-	ssize_t n;
+	struct lr_nl_req req;
+	struct rtgenmsg *g;
 
-	req.nh.nlmsg_len = NLMSG_LENGTH(sizeof(req.g));
-	req.nh.nlmsg_type = RTM_GETNSID;
-	req.nh.nlmsg_flags = NLM_F_REQUEST;
-	req.nh.nlmsg_seq = 1;
-	req.g.rtgen_family = AF_UNSPEC;
-	rta = (struct rtattr *)((char *)&req + NLMSG_ALIGN(req.nh.nlmsg_len));
-	rta->rta_type = NETNSA_FD;
-	rta->rta_len = RTA_LENGTH(sizeof(v));
-	memcpy(RTA_DATA(rta), &v, sizeof(v));
-	req.nh.nlmsg_len = NLMSG_ALIGN(req.nh.nlmsg_len) + RTA_SPACE(sizeof(v));
-
-	s = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
-	if (s < 0)
-		return -errno;
-	if (sendto(s, &req, req.nh.nlmsg_len, 0, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		ret = -errno;
-		goto out;
-	}
-	do {
-		n = recv(s, buf, sizeof(buf), 0);
-	} while (n < 0 && errno == EINTR);
-	if (n < 0) {
-		ret = -errno;
-		goto out;
-	}
-	for (m = (struct nlmsghdr *)buf; NLMSG_OK(m, n); m = NLMSG_NEXT(m, n)) {
-		const struct rtgenmsg *g = NLMSG_DATA(m);
-		int len;
-
-		if (m->nlmsg_type == NLMSG_ERROR) {
-			const struct nlmsgerr *e = NLMSG_DATA(m);
-
-			ret = m->nlmsg_len >= NLMSG_LENGTH(sizeof(*e)) && e->error ? e->error : -EBADMSG;
-			break;
-		}
-		if (m->nlmsg_type != RTM_NEWNSID)
-			continue;
-		len = (int)m->nlmsg_len - (int)NLMSG_LENGTH(NLMSG_ALIGN(sizeof(*g)));
-		for (rta = (struct rtattr *)((char *)g + NLMSG_ALIGN(sizeof(*g))); RTA_OK(rta, len);
-		     rta = RTA_NEXT(rta, len)) {
-			if (rta->rta_type == NETNSA_NSID && RTA_PAYLOAD(rta) >= sizeof(int32_t)) {
-				memcpy(nsid, RTA_DATA(rta), sizeof(int32_t));
-				ret = 0;
-			}
-		}
-		break;
-	}
-out:
-	close(s);
-	return ret;
+	g = lr_nl_req_init(&req, RTM_GETNSID, 0, sizeof(*g));
+	g->rtgen_family = AF_UNSPEC;
+	mnl_attr_put_u32(&req.nh, NETNSA_FD, (uint32_t)fd);
+	return lr_nl_talk(NETLINK_ROUTE, &req, nsid_parse_msg, nsid);
 }
 
 /* The name under /run/netns of the namespace that the current one calls @nsid; "" when none is. */
@@ -360,23 +312,6 @@ static void netns_name_of(int nsid, char *name, size_t len)
 			break;
 	}
 	closedir(d);
-}
-
-static void driver_of(const char *ifname, char *drv, size_t len)
-{
-	struct ethtool_drvinfo info = { .cmd = ETHTOOL_GDRVINFO };
-	struct ifreq ifr = { 0 };
-	int fd;
-
-	drv[0] = '\0';
-	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return;
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
-	ifr.ifr_data = (void *)&info;
-	if (!ioctl(fd, SIOCETHTOOL, &ifr))
-		snprintf(drv, len, "%.*s", (int)sizeof(info.driver), info.driver);
-	close(fd);
 }
 
 /* veth reports its peer as an ethtool counter; IFLA_LINK is the fallback. */
@@ -524,7 +459,7 @@ int lr_container_veth_find(const struct lr_container_spec *spec, struct lr_conta
 		char drv[40];
 
 		ret = -EMEDIUMTYPE;
-		driver_of(ifname, drv, sizeof(drv));
+		lr_if_driver(ifname, drv, sizeof(drv));
 		if (link.kind[0])
 			lr_msg(err, errlen, "%s is a %s, not a veth", where, link.kind);
 		else if (drv[0])

@@ -71,6 +71,9 @@ bool lr_if_neigh_usable(const struct lr_if_neigh *n);
 /* A counter from /sys/class/net/IF/statistics (e.g. "tx_dropped"); -errno. */
 int lr_if_stat(const char *ifname, const char *counter, uint64_t *out);
 
+/* The driver's name (ETHTOOL_GDRVINFO) into @drv, "" when it cannot be read (said at debug level); 0 or -errno. */
+int lr_if_driver(const char *ifname, char *drv, size_t len);
+
 /* ethtool driver counters (ETH_SS_STATS): names and values in the driver's order, on the heap. */
 #define LR_ETHTOOL_NAME_LEN 33	/* ETH_GSTRING_LEN and a NUL */
 
@@ -104,16 +107,41 @@ struct lr_if_channels {
 /* -EOPNOTSUPP when the driver does not report channels. */
 int lr_if_channels(const char *ifname, struct lr_if_channels *out);
 
-/* rtnetlink facts beyond struct lr_if: link kind, RFC 2863 operational state, the device it is linked to. */
+/*
+ * One RTM_NEWLINK answer: facts beyond struct lr_if (link kind, RFC 2863
+ * operational state, the device it is linked to), and what a veth peer's
+ * MAC lookup needs of a device in another namespace.
+ */
 struct lr_if_link {
+	int ifindex;
+	char name[IF_NAMESIZE];
 	char kind[16];	/* IFLA_INFO_KIND ("veth", "bridge", ...); empty for a plain device */
 	unsigned int operstate;	/* IF_OPER_* */
 	int link;	/* IFLA_LINK: for a veth the peer's ifindex (in the peer's namespace); 0 if none */
 	int link_nsid;	/* namespace id of @link as seen from ours; -1 when it is our own */
 	int master;	/* IFLA_MASTER: the bridge (or bond) it is a port of; 0 if none */
+	int target_nsid;	/* IFLA_TARGET_NETNSID echoed by the kernel (Linux >= 4.20); -1 if absent */
+	bool have_mac;
+	uint8_t mac[6];	/* IFLA_ADDRESS */
 };
 
 int lr_if_link_get(const struct lr_if *ifc, struct lr_if_link *out);
+/*
+ * RTM_GETLINK for @ifindex in the namespace that ours calls @nsid (-1: our own).
+ * A kernel before 4.20 answers about our own namespace and echoes no target_nsid.
+ */
+int lr_if_link_query(int ifindex, int nsid, struct lr_if_link *out);
+/*
+ * The peer of the interface, when it is a veth, found by RTM_GETLINK in the
+ * peer's namespace and checked to point back at the interface; -ENOENT when
+ * it is no veth or the kernel answered about another device.
+ */
+int lr_if_veth_peer(const struct lr_if *ifc, struct lr_if_link *peer);
+/*
+ * Parses one RTM_NEWLINK message (netlink header included) about @ifindex.
+ * -ENOENT when it is about another device, -EBADMSG when malformed.
+ */
+int lr_if_link_parse(const void *msg, size_t len, int ifindex, struct lr_if_link *out);
 /* "up", "down", "lowerlayerdown", ... as in /sys/class/net/IF/operstate. */
 const char *lr_if_operstate_name(unsigned int operstate);
 

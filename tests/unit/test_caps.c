@@ -13,6 +13,8 @@
 #include <linux/genetlink.h>
 #include <linux/netlink.h>
 
+#include <libmnl/libmnl.h>
+
 #include "sys/caps.h"
 #include "sys/netdev.h"
 
@@ -22,7 +24,7 @@
 #define A_XDP_FEATURES	3
 #define A_ZC_MAX_SEGS	4
 
-/* A NETDEV_CMD_DEV_GET answer built byte by byte, the way the kernel lays it out. */
+/* A NETDEV_CMD_DEV_GET answer, the way the kernel lays it out. */
 struct msg {
 	union {
 		struct nlmsghdr nh;
@@ -32,24 +34,20 @@ struct msg {
 
 static void msg_init(struct msg *m)
 {
-	struct genlmsghdr gh = { .cmd = 1, .version = 1 };
+	struct genlmsghdr *gh;
+	struct nlmsghdr *nh;
 
 	memset(m, 0, sizeof(*m));
-	m->nh.nlmsg_len = NLMSG_LENGTH(GENL_HDRLEN);
-	m->nh.nlmsg_type = 0x20;	/* a dynamic family id */
-	memcpy(m->b + NLMSG_HDRLEN, &gh, sizeof(gh));
+	nh = mnl_nlmsg_put_header(m->b);
+	nh->nlmsg_type = 0x20;	/* a dynamic family id */
+	gh = mnl_nlmsg_put_extra_header(nh, sizeof(*gh));
+	gh->cmd = 1;
+	gh->version = 1;
 }
 
 static void msg_put(struct msg *m, uint16_t type, const void *data, uint16_t len)
 {
-	struct nlattr a = { .nla_len = NLA_HDRLEN + len, .nla_type = type };
-	uint32_t off = NLMSG_ALIGN(m->nh.nlmsg_len);
-
-	assert_true(off + NLA_ALIGN(a.nla_len) <= sizeof(m->b));
-	memcpy(m->b + off, &a, sizeof(a));
-	if (len)
-		memcpy(m->b + off + NLA_HDRLEN, data, len);
-	m->nh.nlmsg_len = off + NLA_ALIGN(a.nla_len);
+	assert_true(mnl_attr_put_check(&m->nh, sizeof(m->b), type, len, data));
 }
 
 static void msg_put_u32(struct msg *m, uint16_t type, uint32_t v)

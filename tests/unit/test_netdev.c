@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests for the next-hop logic of netdev: route and neighbour answers as the kernel sends them. */
+/* Unit tests for netdev's rtnetlink parsers: route, neighbour and link answers as the kernel sends them. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,13 +12,16 @@
 #include <sys/socket.h>
 #include <cmocka.h>
 
+#include <linux/if_link.h>
 #include <linux/neighbour.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 
+#include <libmnl/libmnl.h>
+
 #include "sys/netdev.h"
 
-/* One rtnetlink message built byte by byte: header, family header, attributes. */
+/* One rtnetlink message as the kernel lays it out: header, family header, attributes. */
 struct msg {
 	union {
 		struct nlmsghdr nh;
@@ -30,22 +33,17 @@ static const uint8_t mac_c2[6] = { 0x02, 0x42, 0xc6, 0x12, 0x02, 0x03 };
 
 static void msg_init(struct msg *m, uint16_t type, const void *hdr, size_t len)
 {
+	struct nlmsghdr *nh;
+
 	memset(m, 0, sizeof(*m));
-	m->nh.nlmsg_len = NLMSG_LENGTH(len);
-	m->nh.nlmsg_type = type;
-	memcpy(m->b + NLMSG_HDRLEN, hdr, len);
+	nh = mnl_nlmsg_put_header(m->b);
+	nh->nlmsg_type = type;
+	memcpy(mnl_nlmsg_put_extra_header(nh, len), hdr, len);
 }
 
 static void msg_put(struct msg *m, uint16_t type, const void *data, uint16_t len)
 {
-	struct rtattr a = { .rta_len = RTA_LENGTH(len), .rta_type = type };
-	uint32_t off = NLMSG_ALIGN(m->nh.nlmsg_len);
-
-	assert_true(off + RTA_SPACE(len) <= sizeof(m->b));
-	memcpy(m->b + off, &a, sizeof(a));
-	if (len)
-		memcpy(m->b + off + RTA_LENGTH(0), data, len);
-	m->nh.nlmsg_len = off + RTA_SPACE(len);
+	assert_true(mnl_attr_put_check(&m->nh, sizeof(m->b), type, len, data));
 }
 
 static void msg_put_u32(struct msg *m, uint16_t type, uint32_t v)
@@ -297,6 +295,137 @@ static void test_neigh_match(void **state)
 	assert_int_equal(lr_if_neigh_parse(&m, m.nh.nlmsg_len - 1, 2, AF_INET, &a, &n), -EBADMSG);
 }
 
+/* An RTM_NEWLINK message, the answer to RTM_GETLINK (rtnl_fill_ifinfo), without the nest. */
+static void link_msg(struct msg *m, int ifindex, const char *name, const uint8_t *mac)
+{
+	struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC, .ifi_index = ifindex, .ifi_flags = 0x11043 };
+	uint8_t up = 6;	/* IF_OPER_UP */
+
+	msg_init(m, RTM_NEWLINK, &ifi, sizeof(ifi));
+	msg_put(m, IFLA_IFNAME, name, (uint16_t)(strlen(name) + 1));
+	msg_put_u32(m, IFLA_TXQLEN, 1000);
+	msg_put(m, IFLA_OPERSTATE, &up, sizeof(up));
+	msg_put_u32(m, IFLA_MTU, 1500);
+	if (mac)
+		msg_put(m, IFLA_ADDRESS, mac, 6);
+}
+
+/* IFLA_LINKINFO with IFLA_INFO_KIND (and, for a port, IFLA_INFO_SLAVE_KIND), as the kernel nests it. */
+static void link_put_kind(struct msg *m, const char *kind, const char *slave_kind)
+{
+	struct nlattr *nest = mnl_attr_nest_start_check(&m->nh, sizeof(m->b), IFLA_LINKINFO);
+
+	assert_non_null(nest);
+	assert_true(mnl_attr_put_strz_check(&m->nh, sizeof(m->b), IFLA_INFO_KIND, kind));
+	if (slave_kind)
+		assert_true(mnl_attr_put_strz_check(&m->nh, sizeof(m->b), IFLA_INFO_SLAVE_KIND, slave_kind));
+	mnl_attr_nest_end(&m->nh, nest);
+}
+
+/* A veth whose peer lives in the namespace ours calls 2; and the peer as seen from here through that id. */
+static void test_link_veth_peer(void **state)
+{
+	static const uint8_t peer_mac[6] = { 0x02, 0x42, 0xc6, 0x12, 0x02, 0x09 };
+	struct lr_if_link l;
+	struct msg m;
+
+	(void)state;
+	link_msg(&m, 5, "veth-h", mac_c2);
+	msg_put_u32(&m, IFLA_LINK, 9);
+	link_put_kind(&m, "veth", NULL);
+	msg_put_u32(&m, IFLA_LINK_NETNSID, 2);
+	assert_int_equal(lr_if_link_parse(&m, m.nh.nlmsg_len, 5, &l), 0);
+	assert_int_equal(l.ifindex, 5);
+	assert_string_equal(l.name, "veth-h");
+	assert_string_equal(l.kind, "veth");
+	assert_int_equal(l.operstate, 6);
+	assert_string_equal(lr_if_operstate_name(l.operstate), "up");
+	assert_int_equal(l.link, 9);
+	assert_int_equal(l.link_nsid, 2);
+	assert_int_equal(l.master, 0);
+	assert_int_equal(l.target_nsid, -1);
+	assert_true(l.have_mac);
+	assert_memory_equal(l.mac, mac_c2, 6);
+
+	/* the peer, asked for with IFLA_TARGET_NETNSID 2: the kernel echoes the id; it points back at 5 */
+	link_msg(&m, 9, "eth0", peer_mac);
+	msg_put_u32(&m, IFLA_TARGET_NETNSID, 2);
+	msg_put_u32(&m, IFLA_LINK, 5);
+	link_put_kind(&m, "veth", NULL);
+	msg_put_u32(&m, IFLA_LINK_NETNSID, 0);
+	assert_int_equal(lr_if_link_parse(&m, m.nh.nlmsg_len, 9, &l), 0);
+	assert_string_equal(l.name, "eth0");
+	assert_int_equal(l.target_nsid, 2);
+	assert_int_equal(l.link, 5);
+	assert_int_equal(l.link_nsid, 0);
+	assert_memory_equal(l.mac, peer_mac, 6);
+}
+
+/* A veth that is a port of bridge 3 in our own namespace: the master is known, no netns id. */
+static void test_link_bridge_port(void **state)
+{
+	struct lr_if_link l;
+	struct msg m;
+
+	(void)state;
+	link_msg(&m, 11, "veth-br", mac_c2);
+	msg_put_u32(&m, IFLA_MASTER, 3);
+	msg_put_u32(&m, IFLA_LINK, 12);
+	link_put_kind(&m, "veth", "bridge");
+	assert_int_equal(lr_if_link_parse(&m, m.nh.nlmsg_len, 11, &l), 0);
+	assert_string_equal(l.kind, "veth");
+	assert_int_equal(l.master, 3);
+	assert_int_equal(l.link, 12);
+	assert_int_equal(l.link_nsid, -1);
+	assert_int_equal(l.target_nsid, -1);
+}
+
+static void test_link_plain(void **state)
+{
+	static const uint8_t long_addr[20] = { 0x80 };
+	struct lr_if_link l;
+	struct msg m;
+
+	(void)state;
+	/* a NIC: no link info, no IFLA_LINK (the kernel leaves it out when it names the device itself) */
+	link_msg(&m, 2, "eth0", mac_c2);
+	assert_int_equal(lr_if_link_parse(&m, m.nh.nlmsg_len, 2, &l), 0);
+	assert_string_equal(l.name, "eth0");
+	assert_string_equal(l.kind, "");
+	assert_int_equal(l.link, 0);
+	assert_int_equal(l.link_nsid, -1);
+	assert_int_equal(l.master, 0);
+	assert_true(l.have_mac);
+
+	/* a device whose address is no MAC (an InfiniBand one has 20 bytes); a kind longer than ours */
+	link_msg(&m, 4, "ib0", NULL);
+	msg_put(&m, IFLA_ADDRESS, long_addr, sizeof(long_addr));
+	link_put_kind(&m, "a-very-long-kind-name", NULL);
+	assert_int_equal(lr_if_link_parse(&m, m.nh.nlmsg_len, 4, &l), 0);
+	assert_false(l.have_mac);
+	assert_string_equal(l.kind, "a-very-long-kin");
+}
+
+static void test_link_other(void **state)
+{
+	struct ifinfomsg ifi = { .ifi_index = 2 };
+	struct lr_if_link l;
+	struct msg m;
+
+	(void)state;
+	link_msg(&m, 2, "eth0", mac_c2);
+	/* about another device, or not a link at all */
+	assert_int_equal(lr_if_link_parse(&m, m.nh.nlmsg_len, 3, &l), -ENOENT);
+	m.nh.nlmsg_type = RTM_NEWROUTE;
+	assert_int_equal(lr_if_link_parse(&m, m.nh.nlmsg_len, 2, &l), -ENOENT);
+	/* cut short: the buffer ends before the message does, or the message before its family header */
+	link_msg(&m, 2, "eth0", mac_c2);
+	assert_int_equal(lr_if_link_parse(&m, m.nh.nlmsg_len - 4, 2, &l), -EBADMSG);
+	assert_int_equal(lr_if_link_parse(&m, 8, 2, &l), -EBADMSG);
+	msg_init(&m, RTM_NEWLINK, &ifi, sizeof(ifi) - 4);
+	assert_int_equal(lr_if_link_parse(&m, m.nh.nlmsg_len, 2, &l), -EBADMSG);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -307,6 +436,10 @@ int main(void)
 		cmocka_unit_test(test_neigh_states),
 		cmocka_unit_test(test_neigh_macs),
 		cmocka_unit_test(test_neigh_match),
+		cmocka_unit_test(test_link_veth_peer),
+		cmocka_unit_test(test_link_bridge_port),
+		cmocka_unit_test(test_link_plain),
+		cmocka_unit_test(test_link_other),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
