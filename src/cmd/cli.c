@@ -1,79 +1,131 @@
 /* SPDX-License-Identifier: MIT */
-/* Generic getopt_long driver and help printer over an option table. */
+/* The command table, and the getopt_long driver and help printer over each command's options. */
 #include <errno.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cmd/cli.h"
+#include "cmd/cmd.h"
+#include "util/log.h"
 
-#define HELP_ID (-1000)
+#define HELP_ID	(-1000)
+#define OPT_VAL	256	/* getopt_long's value for binds[i]: OPT_VAL + i, above every short option */
+#define MAX_OPTS	64
+
+const struct lr_cli *const lr_commands[] = {
+	&lr_send_cli, &lr_recv_cli, &lr_run_cli, &lr_probe_cli, &lr_veth_cli, NULL,
+};
 
 void lr_cli_help(const struct lr_cli *cli, FILE *out)
 {
+	char desc[1024];
 	unsigned int i;
 
 	fprintf(out, "Usage: linerate %s %s\n\n", cli->cmd, cli->usage);
 	if (cli->about)
 		fprintf(out, "%s\n\n", cli->about);
 	fprintf(out, "Options:\n");
-	for (i = 0; i < cli->nopts; i++) {
-		const struct lr_opt *o = &cli->opts[i];
+	for (i = 0; i < cli->nbinds; i++) {
+		const struct lr_opt *o = &lr_opts[cli->binds[i].id];
 		char left[64];
 
 		snprintf(left, sizeof(left), "%c%c%s--%s%s%s", o->short_name ? '-' : ' ',
 			 o->short_name ? o->short_name : ' ', o->short_name ? ", " : "  ", o->name,
 			 o->metavar ? " " : "", o->metavar ? o->metavar : "");
-		fprintf(out, "  %-28s %s", left, o->help);
-		if (o->def)
-			fprintf(out, " (default: %s)", o->def);
-		fputc('\n', out);
+		lr_opt_describe(o, desc, sizeof(desc));
+		fprintf(out, "  %-28s %s\n", left, desc);
 	}
 	fprintf(out, "  %-28s %s\n", "-h, --help", "show this help");
 }
 
-int lr_cli_parse(const struct lr_cli *cli, int argc, char **argv, lr_opt_setter set, void *ctx,
-		 FILE *help_out, char *err, size_t errlen)
+void lr_cli_defaults(const struct lr_cli *cli, void *o)
 {
-	struct option lopts[64];
-	char sopts[128];
-	unsigned int i, n = 0, s = 0;
-	int c, idx, ret = 0;
+	memset(o, 0, cli->size);
+	lr_opt_defaults(cli->binds, cli->nbinds, o);
+	if (cli->init)
+		cli->init(o);
+}
 
-	if (cli->nopts + 2 > sizeof(lopts) / sizeof(lopts[0]))
+static int find_bind(const struct lr_cli *cli, int c)
+{
+	unsigned int i;
+
+	if (c >= OPT_VAL && (unsigned int)(c - OPT_VAL) < cli->nbinds)
+		return c - OPT_VAL;
+	for (i = 0; i < cli->nbinds; i++)
+		if (lr_opts[cli->binds[i].id].short_name == c)
+			return (int)i;
+	return -1;
+}
+
+/* The first required option the user left out, in words; 0 when none is. */
+static int missing(const struct lr_cli *cli, const bool *seen, bool arg_seen, char *err, size_t errlen)
+{
+	unsigned int i;
+
+	for (i = 0; i < cli->nbinds; i++) {
+		const struct lr_opt *o = &lr_opts[cli->binds[i].id];
+
+		if (o->required && !seen[i]) {
+			snprintf(err, errlen, "missing %s%c%s--%s (see 'linerate %s --help')", o->short_name ? "-" : "",
+				 o->short_name ? o->short_name : '-', o->short_name ? "/" : "", o->name, cli->cmd);
+			return -EINVAL;
+		}
+	}
+	if (cli->arg && lr_opts[cli->arg->id].required && !arg_seen) {
+		snprintf(err, errlen, "missing %s (usage: linerate %s %s)", lr_opts[cli->arg->id].metavar, cli->cmd,
+			 cli->usage);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int lr_cli_parse(const struct lr_cli *cli, int argc, char **argv, void *o, FILE *help_out, char *err,
+		 size_t errlen)
+{
+	struct option lopts[MAX_OPTS + 2];
+	char sopts[2 * MAX_OPTS + 3];
+	bool seen[MAX_OPTS] = { false }, arg_seen = false;
+	unsigned int i, s = 0;
+	int c, ret;
+
+	if (cli->nbinds > MAX_OPTS)
 		return -E2BIG;
+	lr_cli_defaults(cli, o);
 	sopts[s++] = ':';	/* report a missing argument as ':' */
-	for (i = 0; i < cli->nopts; i++) {
-		const struct lr_opt *o = &cli->opts[i];
+	for (i = 0; i < cli->nbinds; i++) {
+		const struct lr_opt *opt = &lr_opts[cli->binds[i].id];
 
-		lopts[n++] = (struct option){ o->name, o->metavar ? required_argument : no_argument, NULL, o->id };
-		if (o->short_name) {
-			sopts[s++] = (char)o->short_name;
-			if (o->metavar)
+		lopts[i] = (struct option){ opt->name, opt->metavar ? required_argument : no_argument, NULL,
+					    OPT_VAL + (int)i };
+		if (opt->short_name) {
+			sopts[s++] = opt->short_name;
+			if (opt->metavar)
 				sopts[s++] = ':';
 		}
 	}
-	lopts[n++] = (struct option){ "help", no_argument, NULL, HELP_ID };
-	lopts[n] = (struct option){ 0 };
+	lopts[i++] = (struct option){ "help", no_argument, NULL, HELP_ID };
+	lopts[i] = (struct option){ 0 };
 	sopts[s++] = 'h';
 	sopts[s] = '\0';
 
 	optind = 0;	/* full re-initialisation, so the parser can run more than once */
 	opterr = 0;
-	for (;;) {
-		const struct lr_opt *o = NULL;
+	while ((c = getopt_long(argc, argv, sopts, lopts, NULL)) != -1) {
+		const struct lr_bind *b;
+		char name[64];
+		int n;
 
-		idx = -1;
-		c = getopt_long(argc, argv, sopts, lopts, &idx);
-		if (c == -1)
-			break;
 		if (c == 'h' || c == HELP_ID) {
 			lr_cli_help(cli, help_out ? help_out : stdout);
 			return 1;
 		}
 		if (c == '?') {
 			if (optopt)
-				snprintf(err, errlen, "unknown option '-%c' (see 'linerate %s --help')", optopt, cli->cmd);
+				snprintf(err, errlen, "unknown option '-%c' (see 'linerate %s --help')", optopt,
+					 cli->cmd);
 			else
 				snprintf(err, errlen, "unknown option '%s' (see 'linerate %s --help')",
 					 argv[optind - 1], cli->cmd);
@@ -83,71 +135,50 @@ int lr_cli_parse(const struct lr_cli *cli, int argc, char **argv, lr_opt_setter 
 			snprintf(err, errlen, "option '%s' needs a value", argv[optind - 1]);
 			return -EINVAL;
 		}
-		for (i = 0; i < cli->nopts; i++)
-			if (cli->opts[i].id == c || (cli->opts[i].short_name && cli->opts[i].short_name == c))
-				o = &cli->opts[i];
-		if (!o) {
-			snprintf(err, errlen, "unhandled option");
+		n = find_bind(cli, c);
+		if (n < 0) {
+			snprintf(err, errlen, "internal: option %d has no binding", c);
 			return -EINVAL;
 		}
-		ret = set(ctx, o->id, optarg, err, errlen);
+		b = &cli->binds[n];
+		seen[n] = true;
+		snprintf(name, sizeof(name), "--%s", lr_opts[b->id].name);
+		ret = lr_opt_set(b, o, name, optarg, err, errlen);
 		if (ret)
 			return ret;
 	}
-	if (cli->arg_name && optind < argc) {
-		ret = set(ctx, LR_OPT_ARG, argv[optind++], err, errlen);
+	if (cli->arg && optind < argc) {
+		ret = lr_opt_set(cli->arg, o, lr_opts[cli->arg->id].metavar, argv[optind++], err, errlen);
 		if (ret)
 			return ret;
+		arg_seen = true;
 	}
 	if (optind < argc) {
 		snprintf(err, errlen, "unexpected argument '%s' (see 'linerate %s --help')", argv[optind], cli->cmd);
 		return -EINVAL;
 	}
-	return 0;
+	ret = missing(cli, seen, arg_seen, err, errlen);
+	if (ret)
+		return ret;
+	return cli->check ? cli->check(o, err, errlen) : 0;
 }
 
-int lr_cli_mac(const char *opt, const char *arg, unsigned char mac[6], char *err, size_t errlen)
+int lr_cli_main(const struct lr_cli *cli, int argc, char **argv)
 {
-	unsigned int b[6];
-	char tail;
-	int i;
+	char err[512];
+	void *o;
+	int ret;
 
-	if (sscanf(arg, "%2x:%2x:%2x:%2x:%2x:%2x%c", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &tail) != 6) {
-		snprintf(err, errlen, "%s: '%s' is not a MAC address (aa:bb:cc:dd:ee:ff)", opt, arg);
-		return -EINVAL;
-	}
-	for (i = 0; i < 6; i++)
-		mac[i] = (unsigned char)b[i];
-	if (mac[0] & 1) {
-		snprintf(err, errlen, "%s: '%s' is a multicast/broadcast address; test frames need a unicast destination",
-			 opt, arg);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-int lr_cli_str(const char *opt, const char *arg, char *dst, size_t len, char *err, size_t errlen)
-{
-	if (!*arg || strlen(arg) >= len) {
-		snprintf(err, errlen, "%s: '%s' is empty or too long (at most %zu characters)", opt, arg, len - 1);
-		return -EINVAL;
-	}
-	memcpy(dst, arg, strlen(arg) + 1);
-	return 0;
-}
-
-int lr_cli_choice(const char *opt, const char *arg, const char *const *names, int *out, char *err, size_t errlen)
-{
-	size_t off;
-	int i;
-
-	for (i = 0; names[i]; i++)
-		if (!strcmp(arg, names[i])) {
-			*out = i;
-			return 0;
-		}
-	off = (size_t)snprintf(err, errlen, "%s: '%s' is not one of", opt, arg);
-	for (i = 0; names[i] && off < errlen; i++)
-		off += (size_t)snprintf(err + off, errlen - off, "%s %s", i ? "," : "", names[i]);
-	return -EINVAL;
+	o = malloc(cli->size);
+	if (!o)
+		return lr_fail(LR_EXIT_RUNTIME, cli->cmd, "out of memory");
+	ret = lr_cli_parse(cli, argc, argv, o, stdout, err, sizeof(err));
+	if (ret == 1)
+		ret = LR_EXIT_OK;
+	else if (ret)
+		ret = lr_fail(LR_EXIT_USAGE, cli->cmd, "%s", err);
+	else
+		ret = cli->run(o);
+	free(o);
+	return ret;
 }

@@ -1,47 +1,57 @@
 /* SPDX-License-Identifier: MIT */
-/* Table-driven option parsing: one table per subcommand gives getopt_long and the help text. */
+/* Commands: each a list of options of the one table (cmd/opt.h), driven through getopt_long and --help. */
 #ifndef LINERATE_CLI_H
 #define LINERATE_CLI_H
 
 #include <stddef.h>
 #include <stdio.h>
-
-struct lr_opt {
-	int id;	/* passed to the setter; unique in the table */
-	const char *name;	/* long name, without "--" */
-	int short_name;	/* 0 for none */
-	const char *metavar;	/* NULL: a flag without argument */
-	const char *help;
-	const char *def;	/* shown as the default, or NULL */
-};
-
-/* Applies one option; 0 or -EINVAL with a message in @err. */
-typedef int (*lr_opt_setter)(void *ctx, int id, const char *arg, char *err, size_t errlen);
+#include "cmd/opt.h"
 
 struct lr_cli {
 	const char *cmd;	/* "send" */
+	const char *summary;	/* one line, for 'linerate help' and the man page */
 	const char *usage;	/* "-i IFACE --dst-ip IP [options]" */
 	const char *about;	/* paragraph under the usage line */
-	const struct lr_opt *opts;
-	unsigned int nopts;
-	const char *arg_name;	/* one positional argument ("FILE"), passed to the setter as LR_OPT_ARG; NULL: none */
+	const struct lr_bind *binds;	/* the options it takes, in the order --help lists them */
+	unsigned int nbinds;
+	const struct lr_bind *arg;	/* its one positional argument, or NULL */
+	size_t size;	/* of its options struct */
+	void (*init)(void *o);	/* defaults the table cannot give (after the table's); may be NULL */
+	int (*check)(void *o, char *err, size_t errlen);	/* what no single option can say; may be NULL */
+	int (*run)(const void *o);	/* the command: an exit code */
 };
 
-#define LR_OPT_ARG (-1)
-
-/* 0, 1 when --help was printed to @help_out, or -EINVAL with a message. */
-int lr_cli_parse(const struct lr_cli *cli, int argc, char **argv, lr_opt_setter set, void *ctx,
-		 FILE *help_out, char *err, size_t errlen);
-void lr_cli_help(const struct lr_cli *cli, FILE *out);
-
-/* Copies a non-empty string option that fits @len, or says which option is wrong. */
-int lr_cli_str(const char *opt, const char *arg, char *dst, size_t len, char *err, size_t errlen);
 /*
- * One of a fixed set of words: @names is NULL-terminated, *@out gets the
- * index. The error lists the words the option takes.
+ * What each command file defines the same way, above its struct lr_cli
+ * lr_NAME_cli: the run hook NAME_run() that calls @body with the options,
+ * and lr_cli_parse_NAME() typed for its options struct @type.
  */
-int lr_cli_choice(const char *opt, const char *arg, const char *const *names, int *out, char *err, size_t errlen);
-/* Shared value parsers that word their errors after the option. */
-int lr_cli_mac(const char *opt, const char *arg, unsigned char mac[6], char *err, size_t errlen);
+#define LR_CLI_ENTRY(name, type, body)                                                                   \
+	static int name##_run(const void *o)                                                             \
+	{                                                                                                \
+		return body(o);                                                                          \
+	}                                                                                                \
+	int lr_cli_parse_##name(int argc, char **argv, type *o, FILE *help_out, char *err, size_t errlen) \
+	{                                                                                                \
+		return lr_cli_parse(&lr_##name##_cli, argc, argv, o, help_out, err, errlen);             \
+	}
+
+/* In a struct lr_cli initializer: the command's table of bindings. */
+#define LR_BINDS(table)	.binds = (table), .nbinds = sizeof(table) / sizeof((table)[0])
+
+/* The commands, in the order 'linerate help' and the man page list them; NULL-terminated. */
+extern const struct lr_cli *const lr_commands[];
+
+/* Zeroes @o, then applies the table's defaults and cli->init. */
+void lr_cli_defaults(const struct lr_cli *cli, void *o);
+/*
+ * Defaults, then argv (argv[0] is the command), then cli->check. 0, 1 when
+ * --help was printed to @help_out, or -EINVAL with one line in @err.
+ */
+int lr_cli_parse(const struct lr_cli *cli, int argc, char **argv, void *o, FILE *help_out, char *err,
+		 size_t errlen);
+void lr_cli_help(const struct lr_cli *cli, FILE *out);
+/* Parses and runs a command: its exit code (2 with one line on stderr for a usage error). */
+int lr_cli_main(const struct lr_cli *cli, int argc, char **argv);
 
 #endif

@@ -3,6 +3,8 @@
 #ifndef LINERATE_CMD_H
 #define LINERATE_CMD_H
 
+#include <stdio.h>
+#include "cmd/cli.h"
 #include "cmd/opts.h"
 
 enum { LR_EXIT_OK = 0, LR_EXIT_RUNTIME = 1, LR_EXIT_USAGE = 2, LR_EXIT_THRESHOLD = 3 };
@@ -16,7 +18,9 @@ struct lr_run_opts {
 	int verbose;
 };
 
-#include <stdio.h>
+/* Each command's options and entry point (src/cmd/<command>.c). */
+extern const struct lr_cli lr_send_cli, lr_recv_cli, lr_run_cli, lr_probe_cli, lr_veth_cli;
+
 int lr_cli_parse_run(int argc, char **argv, struct lr_run_opts *o, FILE *help_out, char *err, size_t errlen);
 
 int lr_cmd_run(const struct lr_run_opts *o);

@@ -33,7 +33,8 @@ struct lr_send_opts {
 	struct lr_rate rate;
 	uint64_t count;	/* 0 = no limit */
 	uint64_t duration_ns;	/* 0 = no limit */
-	int family;	/* of the addresses; 0 until an address is given */
+	int family;	/* of the addresses; 0 when none is given */
+	int src_family, dst_family;	/* of each address, as given */
 	struct in6_addr src_ip, dst_ip;
 	bool have_src_ip, have_dst_ip;
 	uint8_t src_mac[6], dst_mac[6];

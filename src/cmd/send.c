@@ -21,283 +21,72 @@
 
 #define NS 1000000000ULL
 
-enum {
-	O_IFACE = 'i', O_VERBOSE = 'v', O_QUIET = 'q',
-	O_ENGINE = 256, O_XSK_MODE, O_QUEUES, O_CPUS, O_SIZE, O_FLOWS, O_RATE, O_DURATION, O_COUNT,
-	O_SRC_IP, O_DST_IP, O_SRC_MAC, O_DST_MAC, O_SRC_PORT, O_DST_PORT, O_NETNS, O_JSON, O_BATCH,
-	O_ALLOW_PHYS, O_PCAP, O_PCAP_COUNT, O_PCAP_EVERY, O_PCAP_MAX, O_REPLAY, O_REPLAY_TIMING, O_LOOPS, O_STAMP,
+/* Where each option lands in struct lr_send_opts; AT(): a second field or the given flag. */
+#define BIND(id, f, ...)	{ id, LR_FIELD(struct lr_send_opts, f), __VA_ARGS__ }
+#define AT(f)			LR_AT(struct lr_send_opts, f)
+
+static const struct lr_bind send_binds[] = {
+	BIND(LR_O_TX_IFACE, ifname),
+	BIND(LR_O_DST_IP, dst_ip, AT(dst_family), AT(have_dst_ip)),
+	BIND(LR_O_SRC_IP, src_ip, AT(src_family), AT(have_src_ip)),
+	BIND(LR_O_DST_MAC, dst_mac, 0, AT(have_dst_mac)),
+	BIND(LR_O_SRC_MAC, src_mac, 0, AT(have_src_mac)),
+	BIND(LR_O_SRC_PORT, src_port, 0, AT(src_port_set)),
+	BIND(LR_O_DST_PORT, dst_port),
+	BIND(LR_O_SIZE, size),
+	BIND(LR_O_FLOWS, flows),
+	BIND(LR_O_RATE, rate),
+	BIND(LR_O_COUNT, count),
+	BIND(LR_O_TX_DURATION, duration_ns),
+	BIND(LR_O_QUEUES, queues, AT(nworkers)),
+	BIND(LR_O_CPUS, cpus, AT(ncpus), AT(cpus_set)),
+	BIND(LR_O_TX_ENGINE, engine),
+	BIND(LR_O_XSK_MODE, xsk_mode),
+	BIND(LR_O_BATCH, batch),
+	BIND(LR_O_NETNS, netns),
+	BIND(LR_O_JSON, json),
+	BIND(LR_O_QUIET, quiet),
+	BIND(LR_O_VERBOSE, verbose),
+	BIND(LR_O_ALLOW_PHYSICAL, allow_physical),
+	BIND(LR_O_TX_PCAP, pcap),
+	BIND(LR_O_PCAP_COUNT, pcap_count),
+	BIND(LR_O_TX_PCAP_EVERY, pcap_every),
+	BIND(LR_O_PCAP_MAX_BYTES, pcap_max_bytes),
+	BIND(LR_O_REPLAY, replay),
+	BIND(LR_O_REPLAY_TIMING, replay_timing),
+	BIND(LR_O_LOOPS, loops, 0, AT(loops_set)),
+	BIND(LR_O_STAMP, stamp),
 };
 
-static const struct lr_opt send_opts[] = {
-	{ O_IFACE, "interface", 'i', "IFACE", "interface to send on", NULL },
-	{ O_DST_IP, "dst-ip", 0, "IP", "destination IPv4 or IPv6 address", NULL },
-	{ O_SRC_IP, "src-ip", 0, "IP", "source address", "the interface's first address, else its bridge's (a bridge port)" },
-	{ O_DST_MAC, "dst-mac", 0, "MAC", "destination MAC",
-	  "the next hop's: neighbour table, else the veth peer, else resolved now (ARP, ND; up to 1 s)" },
-	{ O_SRC_MAC, "src-mac", 0, "MAC", "source MAC", "the interface's MAC" },
-	{ O_SRC_PORT, "src-port", 0, "PORT", "UDP source port of flow 0; flow N uses PORT+N",
-	  "55000, lower when the flows need the room" },
-	{ O_DST_PORT, "dst-port", 0, "PORT", "UDP destination port (the receiver counts this port)", "7447" },
-	{ O_SIZE, "size", 0, "BYTES", "Ethernet frame size incl. FCS, 64..MTU+18", "64" },
-	{ O_FLOWS, "flows", 0, "N", "flows (UDP source ports), each with its own sequence", "1" },
-	{ O_RATE, "rate", 0, "RATE", "total rate: max, N[k|M|G][pps] (at most 1 Gpps), or N[k|M|G]bit (L1 line rate, at most 1 Tbit/s)", "max" },
-	{ O_COUNT, "count", 'c', "N", "stop after N frames in all", NULL },
-	{ O_DURATION, "duration", 'd', "TIME", "stop after TIME (10s, 500ms, 2m; at most a year)", "10s unless --count" },
-	{ O_QUEUES, "queues", 0, "LIST", "TX queues, one pinned worker each (0-3, 0,2)", "0" },
-	{ O_CPUS, "cpus", 0, "LIST", "CPU of each worker, same length as --queues", "CPU n for queue n" },
-	{ O_ENGINE, "engine", 'e', "NAME",
-	  "live (in-kernel frames, BPF_PROG_RUN), afxdp, packet (AF_PACKET mmap ring; the kernel picks "
-	  "its TX queue from the CPU), or auto: live, AF_XDP zero-copy, copy, then AF_PACKET", "auto" },
-	{ O_XSK_MODE, "xdp-mode", 0, "MODE", "AF_XDP bind mode: auto, zerocopy or copy", "auto" },
-	{ O_BATCH, "batch", 0, "N", "frames per ring round, 1..512", "64" },
-	{ O_NETNS, "netns", 'n', "NS", "run in network namespace NS (name, pid:PID, container:NAME or path)", NULL },
-	{ O_JSON, "json", 'j', "FILE", "write the summary as JSON to FILE (- for stdout)", NULL },
-	{ O_QUIET, "quiet", 'q', NULL, "no live lines, summary only", NULL },
-	{ O_VERBOSE, "verbose", 'v', NULL, "more detail; twice for libbpf/libxdp debug", NULL },
-	{ O_ALLOW_PHYS, "allow-physical", 0, NULL, "allow sending on a physical NIC", NULL },
-	{ O_PCAP, "pcap", 0, "FILE", "write samples of the frames sent to FILE (pcap, ns timestamps)", NULL },
-	{ O_PCAP_COUNT, "pcap-count", 0, "N", "sample the first N frames", "1000" },
-	{ O_PCAP_EVERY, "pcap-every", 0, "K", "sample one frame in K instead", NULL },
-	{ O_PCAP_MAX, "pcap-max-bytes", 0, "BYTES", "stop writing samples at this file size (64k, 10M)", "no cap" },
-	{ O_REPLAY, "replay", 0, "FILE", "send the frames of a pcap/pcapng capture instead of the template", NULL },
-	{ O_REPLAY_TIMING, "replay-timing", 0, NULL, "keep the capture's own frame timing instead of --rate", NULL },
-	{ O_LOOPS, "loops", 0, "N", "times through the capture (0: until --duration)", "1" },
-	{ O_STAMP, "stamp", 0, NULL, "write the probe into replayed UDP frames to --dst-port so recv counts them", NULL },
-};
-
-static const struct lr_cli send_cli = {
-	.cmd = "send",
-	.usage = "-i IFACE --dst-ip IP [options]",
-	.about = "Blasts UDP test frames from pinned per-queue workers through AF_XDP (or AF_PACKET). Every frame carries\n"
-		 "a flow id, a sequence number and a timestamp that `linerate recv` checks. Sizes are\n"
-		 "Ethernet frame sizes with FCS (RFC 2544); bit rates are L1 line rates (+20 B a frame).",
-	.opts = send_opts,
-	.nopts = sizeof(send_opts) / sizeof(send_opts[0]),
-};
-
-void lr_send_opts_default(struct lr_send_opts *o)
+static void send_init(void *p)
 {
-	memset(o, 0, sizeof(*o));
-	o->engine = LR_ENGINE_AUTO;
-	o->nworkers = 1;
-	o->size = 64;
-	o->flows = 1;
-	o->rate.kind = LR_RATE_MAX;
-	o->src_port = LR_DEFAULT_SRC_PORT;
-	o->dst_port = LR_DEFAULT_DST_PORT;
-	o->batch = 64;
+	struct lr_send_opts *o = p;
+
 	o->eot_repeat = 5;
 }
 
-static int parse_ip(struct lr_send_opts *o, const char *opt, const char *arg, struct in6_addr *out,
-		    char *err, size_t errlen)
+static const char *family_name(int family)
 {
-	int family = strchr(arg, ':') ? AF_INET6 : AF_INET;
-
-	memset(out, 0, sizeof(*out));
-	if (inet_pton(family, arg, out) != 1) {
-		snprintf(err, errlen, "%s: '%s' is not an IPv4 or IPv6 address", opt, arg);
-		return -EINVAL;
-	}
-	if (o->family && o->family != family) {
-		snprintf(err, errlen, "%s: '%s' mixes IPv4 and IPv6 with the other address", opt, arg);
-		return -EINVAL;
-	}
-	o->family = family;
-	return 0;
+	return family == AF_INET6 ? "IPv6" : "IPv4";
 }
 
-static int parse_port(const char *opt, const char *arg, uint16_t *out, char *err, size_t errlen)
+/* What no single option can say: requirements, contradictions, and defaults that depend on others. */
+static int send_check(void *p, char *err, size_t errlen)
 {
-	uint64_t v;
+	struct lr_send_opts *o = p;
+	char a1[INET6_ADDRSTRLEN], a2[INET6_ADDRSTRLEN];
 
-	if (lr_parse_count(arg, 1, 65535, &v)) {
-		snprintf(err, errlen, "%s: '%s' is not a port (1..65535)", opt, arg);
-		return -EINVAL;
-	}
-	*out = (uint16_t)v;
-	return 0;
-}
-
-/* In the order of enum lr_engine_kind and enum lr_xsk_mode. */
-static const char *const engines[] = { "auto", "afxdp", "packet", "live", NULL };
-static const char *const xsk_modes[] = { "auto", "zerocopy", "copy", NULL };
-
-static int send_set(void *ctx, int id, const char *arg, char *err, size_t errlen)
-{
-	struct lr_send_opts *o = ctx;
-	uint64_t v;
-	int n, choice, ret;
-
-	switch (id) {
-	case O_IFACE:
-		return lr_cli_str("--interface", arg, o->ifname, sizeof(o->ifname), err, errlen);
-	case O_DST_IP:
-		o->have_dst_ip = true;
-		return parse_ip(o, "--dst-ip", arg, &o->dst_ip, err, errlen);
-	case O_SRC_IP:
-		o->have_src_ip = true;
-		return parse_ip(o, "--src-ip", arg, &o->src_ip, err, errlen);
-	case O_DST_MAC:
-		o->have_dst_mac = true;
-		return lr_cli_mac("--dst-mac", arg, o->dst_mac, err, errlen);
-	case O_SRC_MAC:
-		o->have_src_mac = true;
-		return lr_cli_mac("--src-mac", arg, o->src_mac, err, errlen);
-	case O_SRC_PORT:
-		o->src_port_set = true;
-		return parse_port("--src-port", arg, &o->src_port, err, errlen);
-	case O_DST_PORT:
-		return parse_port("--dst-port", arg, &o->dst_port, err, errlen);
-	case O_SIZE:
-		if (lr_parse_count(arg, LR_MIN_FRAME, LR_MAX_FRAME, &v)) {
-			snprintf(err, errlen, "--size: '%s' is not a frame size in %u..%u bytes", arg,
-				 LR_MIN_FRAME, LR_MAX_FRAME);
-			return -EINVAL;
-		}
-		o->size = (unsigned int)v;
-		return 0;
-	case O_FLOWS:
-		if (lr_parse_count(arg, 1, LR_MAX_FLOWS, &v)) {
-			snprintf(err, errlen, "--flows: '%s' is not a flow count in 1..%u", arg, LR_MAX_FLOWS);
-			return -EINVAL;
-		}
-		o->flows = (unsigned int)v;
-		return 0;
-	case O_RATE:
-		ret = lr_parse_rate(arg, &o->rate);
-		if (ret == -ERANGE) {
-			snprintf(err, errlen, "--rate: '%s' is above the limit of 1 Gpps (1 Tbit/s as a bit rate)", arg);
-			return -EINVAL;
-		}
-		if (ret) {
-			snprintf(err, errlen, "--rate: '%s' is not a rate (max, 100k, 1Mpps, 2.5Gbit)", arg);
-			return -EINVAL;
-		}
-		return 0;
-	case O_COUNT:
-		if (lr_parse_count(arg, 1, UINT64_MAX, &o->count)) {
-			snprintf(err, errlen, "--count: '%s' is not a positive frame count", arg);
-			return -EINVAL;
-		}
-		return 0;
-	case O_DURATION:
-		ret = lr_parse_duration(arg, &o->duration_ns);
-		if (ret == -ERANGE) {
-			snprintf(err, errlen, "--duration: '%s' is longer than the limit of a year", arg);
-			return -EINVAL;
-		}
-		if (ret || !o->duration_ns) {
-			snprintf(err, errlen, "--duration: '%s' is not a duration (10s, 500ms, 2m)", arg);
-			return -EINVAL;
-		}
-		return 0;
-	case O_QUEUES:
-		n = lr_parse_list(arg, 4096, o->queues, LR_MAX_WORKERS);
-		if (n <= 0) {
-			snprintf(err, errlen, "--queues: '%s' is not a queue list (0-3, 0,2; at most %d)", arg,
-				 LR_MAX_WORKERS);
-			return -EINVAL;
-		}
-		o->nworkers = (unsigned int)n;
-		return 0;
-	case O_CPUS:
-		n = lr_parse_list(arg, 4096, o->cpus, LR_MAX_WORKERS);
-		if (n <= 0) {
-			snprintf(err, errlen, "--cpus: '%s' is not a CPU list (0-3, 0,2; at most %d)", arg,
-				 LR_MAX_WORKERS);
-			return -EINVAL;
-		}
-		o->cpus_set = true;
-		o->ncpus = (unsigned int)n;
-		return 0;
-	case O_ENGINE:
-		if (lr_cli_choice("--engine", arg, engines, &choice, err, errlen))
-			return -EINVAL;
-		o->engine = choice;
-		return 0;
-	case O_XSK_MODE:
-		if (lr_cli_choice("--xdp-mode", arg, xsk_modes, &choice, err, errlen))
-			return -EINVAL;
-		o->xsk_mode = choice;
-		return 0;
-	case O_BATCH:
-		if (lr_parse_count(arg, 1, 512, &v)) {
-			snprintf(err, errlen, "--batch: '%s' is not a batch size in 1..512", arg);
-			return -EINVAL;
-		}
-		o->batch = (unsigned int)v;
-		return 0;
-	case O_NETNS:
-		return lr_cli_str("--netns", arg, o->netns, sizeof(o->netns), err, errlen);
-	case O_JSON:
-		return lr_cli_str("--json", arg, o->json, sizeof(o->json), err, errlen);
-	case O_QUIET:
-		o->quiet = true;
-		return 0;
-	case O_VERBOSE:
-		o->verbose++;
-		return 0;
-	case O_PCAP:
-		return lr_cli_str("--pcap", arg, o->pcap, sizeof(o->pcap), err, errlen);
-	case O_PCAP_COUNT:
-		if (lr_parse_count(arg, 1, UINT32_MAX, &o->pcap_count)) {
-			snprintf(err, errlen, "--pcap-count: '%s' is not a frame count", arg);
-			return -EINVAL;
-		}
-		return 0;
-	case O_PCAP_EVERY:
-		if (lr_parse_count(arg, 1, UINT32_MAX, &o->pcap_every)) {
-			snprintf(err, errlen, "--pcap-every: '%s' is not a count (1 = every frame)", arg);
-			return -EINVAL;
-		}
-		return 0;
-	case O_PCAP_MAX:
-		if (lr_parse_count(arg, 1024, UINT64_MAX, &o->pcap_max_bytes)) {
-			snprintf(err, errlen, "--pcap-max-bytes: '%s' is not a size of at least 1k (64k, 10M)", arg);
-			return -EINVAL;
-		}
-		return 0;
-	case O_REPLAY:
-		return lr_cli_str("--replay", arg, o->replay, sizeof(o->replay), err, errlen);
-	case O_REPLAY_TIMING:
-		o->replay_timing = true;
-		return 0;
-	case O_LOOPS:
-		if (lr_parse_count(arg, 0, UINT32_MAX, &o->loops)) {
-			snprintf(err, errlen, "--loops: '%s' is not a count (0 = until --duration)", arg);
-			return -EINVAL;
-		}
-		o->loops_set = true;
-		return 0;
-	case O_STAMP:
-		o->stamp = true;
-		return 0;
-	case O_ALLOW_PHYS:
-		o->allow_physical = true;
-		return 0;
-	}
-	snprintf(err, errlen, "internal: option %d has no handler", id);
-	return -EINVAL;
-}
-
-int lr_cli_parse_send(int argc, char **argv, struct lr_send_opts *o, FILE *help_out, char *err, size_t errlen)
-{
-	unsigned int i;
-	int ret;
-
-	lr_send_opts_default(o);
-	ret = lr_cli_parse(&send_cli, argc, argv, send_set, o, help_out, err, errlen);
-	if (ret)
-		return ret;
-	if (!o->ifname[0]) {
-		snprintf(err, errlen, "missing -i/--interface (see 'linerate send --help')");
-		return -EINVAL;
-	}
 	if (!o->have_dst_ip && !o->replay[0]) {
 		snprintf(err, errlen, "missing --dst-ip (see 'linerate send --help')");
 		return -EINVAL;
 	}
+	if (o->have_src_ip && o->have_dst_ip && o->src_family != o->dst_family) {
+		snprintf(err, errlen, "--src-ip: '%s' is %s but --dst-ip '%s' is %s; use one address family",
+			 inet_ntop(o->src_family, &o->src_ip, a1, sizeof(a1)), family_name(o->src_family),
+			 inet_ntop(o->dst_family, &o->dst_ip, a2, sizeof(a2)), family_name(o->dst_family));
+		return -EINVAL;
+	}
+	o->family = o->have_dst_ip ? o->dst_family : o->have_src_ip ? o->src_family : 0;
 	if (o->replay[0]) {
 		if (o->nworkers != 1) {
 			snprintf(err, errlen, "--replay sends the capture in order from one worker: give one queue");
@@ -307,8 +96,6 @@ int lr_cli_parse_send(int argc, char **argv, struct lr_send_opts *o, FILE *help_
 			snprintf(err, errlen, "--replay-timing and --rate both set the pace: give one");
 			return -EINVAL;
 		}
-		if (!o->loops_set)
-			o->loops = 1;
 	} else if (o->replay_timing || o->loops_set || o->stamp) {
 		snprintf(err, errlen, "--%s needs --replay FILE",
 			 o->replay_timing ? "replay-timing" : o->loops_set ? "loops" : "stamp");
@@ -329,18 +116,9 @@ int lr_cli_parse_send(int argc, char **argv, struct lr_send_opts *o, FILE *help_
 			 o->ncpus, o->nworkers);
 		return -EINVAL;
 	}
-	for (i = 0; i < o->nworkers; i++) {
-		unsigned int j;
-
-		for (j = 0; j < i; j++)
-			if (o->queues[i] == o->queues[j]) {
-				snprintf(err, errlen, "--queues: queue %u is listed twice", o->queues[i]);
-				return -EINVAL;
-			}
-	}
 	if (o->size < lr_frame_min_size(o->family)) {
 		snprintf(err, errlen, "--size: %u bytes cannot carry the probe over %s; the minimum is %u",
-			 o->size, o->family == AF_INET6 ? "IPv6" : "IPv4", lr_frame_min_size(o->family));
+			 o->size, family_name(o->family), lr_frame_min_size(o->family));
 		return -EINVAL;
 	}
 	if (o->flows < o->nworkers) {
@@ -358,6 +136,27 @@ int lr_cli_parse_send(int argc, char **argv, struct lr_send_opts *o, FILE *help_
 	if (!o->count && !o->duration_ns && !(o->replay[0] && o->loops))
 		o->duration_ns = 10ULL * 1000000000ULL;
 	return 0;
+}
+
+LR_CLI_ENTRY(send, struct lr_send_opts, lr_cmd_send)
+
+const struct lr_cli lr_send_cli = {
+	.cmd = "send",
+	.summary = "blast test frames through AF_XDP from pinned per-queue workers",
+	.usage = "-i IFACE --dst-ip IP [options]",
+	.about = "Blasts UDP test frames from pinned per-queue workers through AF_XDP (or AF_PACKET). Every frame carries\n"
+		 "a flow id, a sequence number and a timestamp that `linerate recv` checks. Sizes are\n"
+		 "Ethernet frame sizes with FCS (RFC 2544); bit rates are L1 line rates (+20 B a frame).",
+	LR_BINDS(send_binds),
+	.size = sizeof(struct lr_send_opts),
+	.init = send_init,
+	.check = send_check,
+	.run = send_run,
+};
+
+void lr_send_opts_default(struct lr_send_opts *o)
+{
+	lr_cli_defaults(&lr_send_cli, o);
 }
 
 static void on_signal(int sig)

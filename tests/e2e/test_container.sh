@@ -200,15 +200,19 @@ T1=$(date +%s%N)
 lr_check "CLI that never answers: given up after ~10 s (ms)" $(((T1 - T0) / 1000000)) "<" 13000
 lr_check "CLI that never answers: given up after ~10 s (ms)" $(((T1 - T0) / 1000000)) ">=" 9900
 HANG_PID=$(cat "$LR_TMP/hang.pid" 2>/dev/null || echo none)
+# shellcheck disable=SC2016 # eval expands it
 lr_check_cmd "CLI that never answers: its process ($HANG_PID) was stopped" \
 	eval '[[ $HANG_PID =~ ^[0-9]+$ ]] && ! kill -0 "$HANG_PID" 2>/dev/null'
 # should it have survived, it is ours to end (by PID)
-[[ $HANG_PID =~ ^[0-9]+$ ]] && kill "$HANG_PID" 2>/dev/null || true
+if [[ $HANG_PID =~ ^[0-9]+$ ]]; then
+	kill "$HANG_PID" 2>/dev/null || true
+fi
 bad "CLI wrapper that never answers" 2 '^linerate veth: container:hangwrap: docker did not answer within 10 s' \
 	"${IN_HOST[@]}" "$LINERATE" veth container:hangwrap
 WRAP_PID=$(cat "$LR_TMP/hangwrap.pid" 2>/dev/null || echo none)
 CHILD_PID=$(cat "$LR_TMP/hangchild.pid" 2>/dev/null || echo none)
 # ended: gone, or a zombie its new parent has not reaped yet (give that up to 2 s)
+# shellcheck disable=SC2317 # called through lr_check_cmd
 ended()
 {
 	local i st
@@ -224,7 +228,9 @@ ended()
 lr_check_cmd "CLI wrapper that never answers: the wrapper ($WRAP_PID) was stopped" ended "$WRAP_PID"
 lr_check_cmd "CLI wrapper that never answers: the process it started ($CHILD_PID) was stopped too" ended "$CHILD_PID"
 for p in "$WRAP_PID" "$CHILD_PID"; do
-	[[ $p =~ ^[0-9]+$ ]] && kill "$p" 2>/dev/null || true
+	if [[ $p =~ ^[0-9]+$ ]]; then
+		kill "$p" 2>/dev/null || true
+	fi
 done
 # A docker in the working directory, or in a relative PATH entry, is never picked up.
 mkdir -p "$LR_TMP/rel"
@@ -259,6 +265,7 @@ RC=0
 "$LINERATE" veth --help >"$LR_TMP/help.out" 2>&1 || RC=$?
 lr_check "veth --help: exit code" "$RC" == 0
 lr_check_cmd "veth --help: usage line" grep -q '^Usage: linerate veth container:NAME\[:IFNAME\]' "$LR_TMP/help.out"
+# shellcheck disable=SC2016 # eval expands it
 lr_check_cmd "linerate help lists veth" eval '"$LINERATE" help | grep -q "^  veth "'
 
 lr_log "== --netns container:NAME"
@@ -278,7 +285,7 @@ bad "probe --netns container:nosuch" 2 '^linerate probe: container:nosuch: docke
 	"$LINERATE" probe -i eth0 --netns container:nosuch
 bad "probe --netns container:web, no CLI" 2 '^linerate probe: container:web: no docker or podman on PATH' \
 	env -u LINERATE_DOCKER PATH="$SYS_PATH" "$LINERATE" probe -i eth0 --netns container:web
-bad "probe --netns container:web:eth0" 2 "^linerate probe: 'container:web:eth0': a network namespace is container:NAME" \
+bad "probe --netns container:web:eth0" 2 "^linerate probe: --netns: 'container:web:eth0': a network namespace is container:NAME" \
 	"$LINERATE" probe -i eth0 --netns container:web:eth0
 bad "recv --netns container:nosuch" 2 '^linerate recv: container:nosuch: docker: Error: No such object: nosuch$' \
 	"${IN_HOST[@]}" "$LINERATE" recv -i eth0 --netns container:nosuch --duration 1s
@@ -323,7 +330,7 @@ lr_check "rx.duplicates" "$(lr_jget "$R" .rx.duplicates)" == 0
 lr_check "rx.reordered" "$(lr_jget "$R" .rx.reordered)" == 0
 lr_check "rx.sent (from end-of-test markers)" "$(lr_jget "$R" .rx.sent)" == 5000
 lr_check "rx.tail_settled" "$(jq -r '.rx.tail_settled' "$R" 2>/dev/null)" == true
-lr_check_cmd "no XDP program left on the container's eth0" eval '! lr_xdp_attached "$CTR" eth0'
+lr_check_cmd "no XDP program left on the container's eth0" lr_xdp_absent "$CTR" eth0
 
 lr_log "== linerate run with [rx] netns = container:web"
 cat >"$LR_TMP/ctr.ini" <<EOF

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests for the send and recv command lines: defaults, options, errors naming the option. */
+/* Unit tests for the send and recv command lines: defaults, options, errors naming the option, help. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -280,6 +280,18 @@ static const struct bad_case send_bad[] = {
 	{ "unknown option", { SEND_OK, "--bogus", NULL }, "bogus", NULL },
 	{ "missing argument", { SEND_OK, "--rate", NULL }, "rate", NULL },
 	{ "stray argument", { SEND_OK, "extra", NULL }, "extra", NULL },
+	{ "interface name with a slash", { "send", "-i", "a/b", "--dst-ip", "198.18.0.2", NULL }, "--interface: 'a/b'",
+	  NULL },
+	{ "netns name with a slash", { SEND_OK, "--netns", "a/b", NULL }, "--netns: 'a/b' is not a network namespace",
+	  NULL },
+	{ "netns pid with a sign", { SEND_OK, "--netns", "pid:+1", NULL }, "--netns: 'pid:+1'", NULL },
+	{ "duplicate queue", { SEND_OK, "--queues", "0,1,0", "--flows", "3", NULL },
+	  "--queues: queue 0 is listed twice", NULL },
+	{ "pcap cap below 1k", { SEND_OK, "--pcap", "x.pcap", "--pcap-max-bytes", "1000", NULL },
+	  "--pcap-max-bytes: '1000' is not a file size (64k, 10M; at least 1024 bytes)", NULL },
+	{ "count 0", { SEND_OK, "--count", "0", NULL }, "--count: '0' is not a positive frame count", NULL },
+	{ "empty json", { SEND_OK, "--json", "", NULL }, "--json: '' is empty or too long", NULL },
+	{ "loops without replay", { SEND_OK, "--loops", "2", NULL }, "--loops needs --replay FILE", NULL },
 };
 
 static void test_send_errors(void **state)
@@ -307,6 +319,13 @@ static void test_send_help(void **state)
 	assert_non_null(strstr(c.help, "--rate"));
 	assert_non_null(strstr(c.help, "--dst-ip"));
 	assert_non_null(strstr(c.help, "--interface"));
+	/* the bounds, the default and the choices, from the table */
+	assert_non_null(strstr(c.help, "--batch N                frames per ring round (1..512; default: 64)\n"));
+	assert_non_null(strstr(c.help, "(64..9018 bytes; default: 64)\n"));
+	assert_non_null(strstr(c.help, "at most a year; default: 10s unless --count)\n"));
+	assert_non_null(strstr(c.help, "the engine that sends: auto ("));
+	assert_non_null(strstr(c.help, "at least 1024 bytes; default: no cap)\n"));
+	assert_non_null(strstr(c.help, "interface to send on (required)\n"));
 	cmd_free(&c);
 }
 
@@ -376,6 +395,12 @@ static const struct bad_case recv_bad[] = {
 	  "xdp" },
 	{ "recv --xdp-mode with packet", { "recv", "-i", "veth1", "--xdp-mode", "native", "-e", "packet", NULL },
 	  "--xdp-mode", "packet" },
+	{ "recv pcap cap below 1k", { "recv", "-i", "veth1", "--pcap", "x.pcap", "--pcap-max-bytes", "100", NULL },
+	  "--pcap-max-bytes: '100' is not a file size (64k, 10M; at least 1024 bytes)", NULL },
+	{ "recv snaplen 63", { "recv", "-i", "veth1", "--pcap", "x.pcap", "--snaplen", "63", NULL },
+	  "--snaplen: '63' is not a snap length (64..9018 bytes)", NULL },
+	{ "recv sampling without --pcap", { "recv", "-i", "veth1", "--pcap-every", "10", NULL }, "need --pcap FILE",
+	  NULL },
 };
 
 static void test_recv_errors(void **state)
@@ -406,6 +431,46 @@ static void test_recv_help(void **state)
 	cmd_free(&c);
 }
 
+
+/* A list with blanks, as the INI file takes it; --queues and [tx] queues are one option. */
+static void test_send_list_blanks(void **state)
+{
+	static const char *const args[] = { SEND_OK, "--queues", "0, 2 - 3", "--flows", "3", NULL };
+	struct lr_send_opts o;
+	struct cmd c;
+
+	(void)state;
+	expect_ok(&c, send_parse(&c, &o, args), "queues with blanks");
+	assert_int_equal(o.nworkers, 3);
+	assert_int_equal(o.queues[2], 3);
+	cmd_free(&c);
+}
+
+/* The example: one --pcap-max-bytes, so send and recv take the same values with the same words. */
+static void test_shared_bounds(void **state)
+{
+	static const char *const values[] = { "1000", "1k", "1024", "64k", "lots", "2000000000000000", NULL };
+
+	(void)state;
+	for (size_t i = 0; values[i]; i++) {
+		const char *sargs[] = { SEND_OK, "--pcap", "x.pcap", "--pcap-max-bytes", values[i], NULL };
+		const char *rargs[] = { "recv", "-i", "veth1", "--pcap", "x.pcap", "--pcap-max-bytes", values[i],
+					NULL };
+		struct lr_send_opts so;
+		struct lr_recv_opts ro;
+		struct cmd sc, rc;
+		int sret = send_parse(&sc, &so, sargs), rret = recv_parse(&rc, &ro, rargs);
+
+		if (sret != rret || strcmp(sc.err, rc.err))
+			fail_msg("--pcap-max-bytes %s: send %d '%s', recv %d '%s'", values[i], sret, sc.err, rret,
+				 rc.err);
+		if (!sret)
+			assert_true(so.pcap_max_bytes == ro.pcap_max_bytes);
+		cmd_free(&sc);
+		cmd_free(&rc);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -419,6 +484,8 @@ int main(void)
 		cmocka_unit_test(test_recv_xdp_modes),
 		cmocka_unit_test(test_recv_errors),
 		cmocka_unit_test(test_recv_help),
+		cmocka_unit_test(test_send_list_blanks),
+		cmocka_unit_test(test_shared_bounds),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
