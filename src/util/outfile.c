@@ -37,7 +37,8 @@ mode_t lr_umask(void)
 
 int lr_out_check(const char *opt, const char *path, bool dash_ok, char *err, size_t errlen)
 {
-	char dir[PATH_MAX];
+	char buf[PATH_MAX];
+	const char *dir;
 	struct stat st;
 	int ret;
 
@@ -47,7 +48,7 @@ int lr_out_check(const char *opt, const char *path, bool dash_ok, char *err, siz
 		lr_msg(err, errlen, "%s: '-' (standard output) is not possible here; give a file name", opt);
 		return -EINVAL;
 	}
-	if (!*path || strlen(path) + 8 >= sizeof(dir)) {
+	if (!*path || strlen(path) + 8 >= sizeof(buf)) {
 		lr_msg(err, errlen, "%s: '%s' is empty or too long", opt, path);
 		return -ENAMETOOLONG;
 	}
@@ -76,8 +77,10 @@ int lr_out_check(const char *opt, const char *path, bool dash_ok, char *err, siz
 		lr_msg(err, errlen, "%s: cannot write '%s': %s", opt, path, strerror(-ret));
 		return ret;
 	}
-	snprintf(dir, sizeof(dir), "%s", path);
-	if (stat(dirname(dir), &st)) {
+	snprintf(buf, sizeof(buf), "%s", path);
+	/* dirname() may return a static "." instead of cutting buf short */
+	dir = dirname(buf);
+	if (stat(dir, &st)) {
 		ret = -errno;
 		lr_msg(err, errlen, "%s: cannot write '%s': directory '%s': %s", opt, path, dir, strerror(-ret));
 		return ret;

@@ -160,6 +160,24 @@ static void test_symlink_not_followed(void **state)
 	assert_file(p, "a,b\n");
 }
 
+/* A bare file name is in the working directory ("." for dirname), and is checked and written there. */
+static void test_bare_name(void **state)
+{
+	char cwd[4096];
+	struct lr_out o;
+
+	(void)state;
+	assert_non_null(getcwd(cwd, sizeof(cwd)));
+	assert_int_equal(chdir(dir), 0);
+	assert_int_equal(lr_out_check("--json", "bare.json", true, err, sizeof(err)), 0);
+	assert_int_equal(lr_out_open("bare.json", LR_OUT_MODE, &o, err, sizeof(err)), 0);
+	assert_int_equal(lr_out_write(&o, "{}\n", 3), 0);
+	assert_int_equal(lr_out_commit(&o, err, sizeof(err)), 0);
+	assert_file("bare.json", "{}\n");
+	check_refused("nodir/bare.json", true, "No such file or directory");
+	assert_int_equal(chdir(cwd), 0);
+}
+
 /* Abort leaves nothing: not the temporary file, not the target. */
 static void test_abort(void **state)
 {
@@ -184,6 +202,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_write_and_modes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_symlink_not_followed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_abort, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bare_name, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
