@@ -1,31 +1,29 @@
 # SPDX-License-Identifier: MIT
-# Shared helpers for the end-to-end tests: gates, namespaces, bounded processes, cleanup, checks.
+# shellcheck shell=bash
+# The end-to-end tests' helpers: gates, the cleanup trap, checks and the send/recv exchange. The
+# processes, waits, namespaces and veth pairs come from scripts/lib.sh, shared with the scripts.
 #
 # Source it right after `set -euo pipefail`, then call lr_init. A test only ever touches
-# namespaces it made with lr_netns_add (named lr-<test>-<name>-<pid>), veth pairs created
-# directly inside them (never in the root namespace), addresses from 198.18.0.0/15, and
-# processes it started with lr_spawn. lr_init installs the EXIT trap that ends those
-# processes by PID and deletes those namespaces, whatever way the test ends.
+# namespaces it made with lr_netns_add (named lr-<test>-<name>-<pid>) or through scripts/lab with
+# a prefix of its own (lr_lab_prefix), veth pairs created directly inside them (never in the root
+# namespace), addresses from 198.18.0.0/15, and processes it started with lr_spawn. lr_init
+# installs the EXIT trap that ends those processes by PID and deletes those namespaces, whatever
+# way the test ends.
 
 LR_E2E_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 LR_REPO=$(cd "$LR_E2E_DIR/../.." && pwd)
+# shellcheck source=scripts/lib.sh
+. "$LR_REPO/scripts/lib.sh"
 LINERATE=${LINERATE:-$LR_REPO/build/linerate}
 LR_TEST=$(basename "$0" .sh)
 LR_TEST=${LR_TEST#test_}
-LR_NAMESPACES=()
-LR_PIDS=()
+LR_TAG=$LR_TEST
 LR_FAILS=0
 LR_CHECKS=0
 LR_TMP=
-LR_LAST_PID=
 LR_LAB=$LR_REPO/scripts/lab
 LR_LAB_PREFIXES=()
 LAB_RC=0
-
-lr_log()
-{
-	printf '[%s] %s\n' "$LR_TEST" "$*"
-}
 
 # Exit 77 (skip), or fail when CI demands that every e2e test runs.
 lr_skip()
@@ -67,33 +65,16 @@ lr_require_cmds()
 
 lr_cleanup()
 {
-	local rc=$? pid ns i
+	local rc=$? p
 
 	set +e
 	trap - EXIT INT TERM
-	for pid in "${LR_PIDS[@]}"; do
-		# Only our own children: a reaped PID may have been reused by now.
-		[[ $(ps -o ppid= -p "$pid" 2>/dev/null | tr -d ' ') == "$$" ]] || continue
-		kill -TERM "$pid" 2>/dev/null
-	done
-	for pid in "${LR_PIDS[@]}"; do
-		for ((i = 0; i < 30; i++)); do
-			kill -0 "$pid" 2>/dev/null || break
-			sleep 0.1
-		done
-		if [[ $(ps -o ppid= -p "$pid" 2>/dev/null | tr -d ' ') == "$$" ]]; then
-			lr_log "cleanup: PID $pid ignored SIGTERM for 3 s, sending SIGKILL"
-			kill -KILL "$pid" 2>/dev/null
-		fi
-		wait "$pid" 2>/dev/null
-	done
+	lr_stop_children 3
 	# labs first: their namespaces are scripts/lab's to remove, by prefix
-	for ns in "${LR_LAB_PREFIXES[@]}"; do
-		timeout -k 5 60 "$LR_LAB" down all --prefix "$ns" >/dev/null 2>&1
+	for p in "${LR_LAB_PREFIXES[@]}"; do
+		timeout -k 5 60 "$LR_LAB" down all --prefix "$p" >/dev/null 2>&1
 	done
-	for ns in "${LR_NAMESPACES[@]}"; do
-		ip netns del "$ns" 2>/dev/null
-	done
+	lr_ns_del_all
 	[[ -n $LR_TMP && -d $LR_TMP ]] && rm -rf "$LR_TMP"
 	exit "$rc"
 }
@@ -118,11 +99,7 @@ lr_netns_add()
 {
 	local var=$1 ns="lr-$LR_TEST-$2-$$"
 
-	LR_NAMESPACES+=("$ns")	# registered before creation: a half-made one is removed too
-	ip netns add "$ns" || lr_kernel_lacks "network namespaces (ip netns add failed)"
-	ip -n "$ns" link set lo up
-	ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 2>/dev/null || true
-	ip netns exec "$ns" sysctl -qw net.ipv6.conf.default.disable_ipv6=1 2>/dev/null || true
+	lr_ns_add "$ns" || lr_kernel_lacks "network namespaces (ip netns add failed)"
 	printf -v "$var" '%s' "$ns"
 }
 
@@ -135,6 +112,7 @@ lr_lab_prefix()
 
 # lr_lab NAME ARGS...: scripts/lab ARGS, bounded; its exit code in LAB_RC, its output in
 # $LR_TMP/NAME.{out,err}. Must not run in a subshell (LAB_RC).
+# shellcheck disable=SC2034 # LAB_RC is read by the tests
 lr_lab()
 {
 	local name=$1
@@ -144,39 +122,25 @@ lr_lab()
 	timeout -k 5 60 "$LR_LAB" "$@" >"$LR_TMP/$name.out" 2>"$LR_TMP/$name.err" || LAB_RC=$?
 }
 
-# lr_veth NS1 IF1 NS2 IF2 [link options for both ends, e.g. numtxqueues 2 numrxqueues 2]
-# The pair is created inside NS1 with its peer placed in NS2: it never exists in the root namespace.
+# lr_veth NS1 IF1 NS2 IF2 [link options for both ends, e.g. numtxqueues 2 numrxqueues 2]: as
+# lr_veth_add, and a kernel without veth is a skip.
 lr_veth()
 {
-	local ns1=$1 if1=$2 ns2=$3 if2=$4
-
-	shift 4
-	ip -n "$ns1" link add "$if1" "$@" type veth peer name "$if2" netns "$ns2" "$@" ||
-		lr_kernel_lacks "veth"
-}
-
-# lr_addr NS IF CIDR: assign the address and bring the link up.
-lr_addr()
-{
-	ip -n "$1" addr add "$3" dev "$2"
-	ip -n "$1" link set "$2" up
-}
-
-lr_mac()
-{
-	ip -n "$1" -j link show dev "$2" | jq -r '.[0].address'
-}
-
-lr_rx_packets()
-{
-	ip -n "$1" -s -j link show dev "$2" | jq -r '.[0].stats64.rx.packets'
+	lr_veth_add "$@" || lr_kernel_lacks "veth"
 }
 
 # Udp NoPorts of NS: datagrams its stack received for a port nobody listens on.
+# shellcheck disable=SC2016 # awk's fields
 lr_udp_noports()
 {
 	ip netns exec "$1" awk '$1 == "Udp:" { if (!n) { for (i = 2; i <= NF; i++) if ($i == "NoPorts") c = i; n = 1 }
 		else print $c }' /proc/net/snmp
+}
+
+# lr_xdp_absent NS [IF]: true when no XDP program is attached there.
+lr_xdp_absent()
+{
+	! lr_xdp_attached "$@"
 }
 
 # True when any XDP program is attached to IF in NS (or to any interface when IF is empty).
@@ -186,67 +150,6 @@ lr_xdp_attached()
 
 	out=$(ip -n "$1" -d link show ${2:+dev "$2"} 2>/dev/null) || return 1
 	grep -Eq 'prog/xdp|[[:space:]]xdp(generic|drv|offload|multi)?[[:space:]/]' <<<"$out"
-}
-
-# lr_spawn NAME CMD...: start CMD in the background, stdout/stderr in $LR_TMP/NAME.{out,err}.
-# Must not run in a subshell: the PID goes into LR_PIDS (for the trap) and LR_LAST_PID.
-lr_spawn()
-{
-	local name=$1
-
-	shift
-	"$@" >"$LR_TMP/$name.out" 2>"$LR_TMP/$name.err" &
-	LR_LAST_PID=$!
-	LR_PIDS+=("$LR_LAST_PID")
-}
-
-# lr_wait_pid PID TIMEOUT_S: wait for a child; returns its exit code, or 124 after SIGKILL on timeout.
-lr_wait_pid()
-{
-	local pid=$1 deadline rc=0
-
-	deadline=$(($(date +%s%N) + ${2} * 1000000000))
-	while kill -0 "$pid" 2>/dev/null; do
-		if (($(date +%s%N) > deadline)); then
-			lr_log "PID $pid still running after ${2}s, sending SIGKILL"
-			kill -KILL "$pid" 2>/dev/null
-			wait "$pid" 2>/dev/null
-			return 124
-		fi
-		sleep 0.05
-	done
-	# stderr off: bash would report "Killed" for a child the test killed on purpose
-	wait "$pid" 2>/dev/null || rc=$?
-	return "$rc"
-}
-
-# lr_wait_for_file PATH TIMEOUT_S [PID]: poll for PATH; give up early if PID dies.
-lr_wait_for_file()
-{
-	local path=$1 pid=${3:-} deadline
-
-	deadline=$(($(date +%s%N) + ${2} * 1000000000))
-	until [[ -e $path ]]; do
-		if [[ -n $pid ]] && ! kill -0 "$pid" 2>/dev/null; then
-			lr_log "PID $pid exited before $path appeared"
-			return 1
-		fi
-		(($(date +%s%N) > deadline)) && {
-			lr_log "$path did not appear within ${2}s"
-			return 1
-		}
-		sleep 0.05
-	done
-}
-
-# lr_jget FILE EXPR: value of a jq expression, "missing" when absent or null.
-lr_jget()
-{
-	local v
-
-	v=$(jq -r "$2 // \"missing\"" "$1" 2>/dev/null) || v=missing
-	[[ -n $v ]] || v=missing
-	printf '%s\n' "$v"
 }
 
 # lr_jvalid FILE: PASS/FAIL on "FILE holds one JSON object".
@@ -338,8 +241,16 @@ lr_finish()
 # The send/recv exchange shared by the veth tests.
 
 # lr_pair_topology: namespaces SND and RCV joined by snd0 <-> rcv0, 198.18.0.1/30 and .2/30.
-# Extra arguments are link options for both veth ends.
 lr_pair_topology()
+{
+	# shellcheck disable=SC2119 # no link options: veth's defaults
+	lr_pair_topology_opts
+}
+
+# lr_pair_topology_opts LINK OPTIONS...: the same, the options (numtxqueues 2 numrxqueues 2) for
+# both veth ends.
+# shellcheck disable=SC2120 # called with options by test_two_queues
+lr_pair_topology_opts()
 {
 	lr_netns_add SND snd
 	lr_netns_add RCV rcv
@@ -391,11 +302,12 @@ lr_exchange()
 	if [[ ${LR_EXPECT_RECV:-${LR_RECV_ENGINE:-xdp}} == xdp ]]; then
 		lr_check_cmd "an XDP program is attached to $ifr once the ready file exists" lr_xdp_attached "$nsr" "$ifr"
 	else
-		lr_check_cmd "no XDP program on $ifr with a non-XDP receiver" eval '! lr_xdp_attached "$nsr" "$ifr"'
+		lr_check_cmd "no XDP program on $ifr with a non-XDP receiver" lr_xdp_absent "$nsr" "$ifr"
 	fi
 	# Known foreign traffic while recv is attached: 3 UDP datagrams to the discard port. The
 	# receiving stack counts them in Udp NoPorts, which proves XDP passed them on.
 	noports=$(lr_udp_noports "$nsr")
+	# shellcheck disable=SC2016 # $1 is the inner shell's
 	ip netns exec "$nss" bash -c 'for i in 1 2 3; do echo "lr-foreign-$i" >"/dev/udp/$1/9"; sleep 0.05; done' \
 		_ "$dst" || true
 	sleep 0.2

@@ -64,7 +64,7 @@ expect_usage()
 	else
 		lr_fail "$name: stderr names the culprit /$re/" "'$err'"
 	fi
-	lr_check_cmd "$name: no XDP program attached in the namespace" eval '! lr_xdp_attached "$NS"'
+	lr_check_cmd "$name: no XDP program attached in the namespace" lr_xdp_absent "$NS"
 }
 
 L=$LINERATE

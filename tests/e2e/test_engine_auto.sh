@@ -51,6 +51,6 @@ RC=0
 ip netns exec "$RCV" "$LINERATE" recv -i rcv0 --duration 1 --engine xdp >"$LR_TMP/y.out" 2>"$LR_TMP/y.err" || RC=$?
 lr_check "recv --engine xdp while disabled: exit code" "$RC" == 2
 lr_check "recv --engine xdp while disabled: one line on stderr" "$(wc -l <"$LR_TMP/y.err")" == 1
-lr_check_cmd "no XDP program left on rcv0" eval '! lr_xdp_attached "$RCV" rcv0'
+lr_check_cmd "no XDP program left on rcv0" lr_xdp_absent "$RCV" rcv0
 unset LINERATE_TEST_DISABLE
 lr_finish

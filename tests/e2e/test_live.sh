@@ -75,6 +75,7 @@ drop0=$(rx_dropped "$RCV3" r3)
 export LR_SEND_ENGINE=live LR_RECV_ENGINE=xdp
 # The receiving veth's NAPI on its own thread (threaded once recv's XDP program made it exist), and
 # --pass so it hands every frame to the stack: slower than the sender, so the peer's ring must overflow.
+# shellcheck disable=SC2016 # lr_exchange evaluates it
 LR_RECV_ARGS=--pass LR_AFTER_READY='ip netns exec "$RCV3" sh -c "echo 1 > /sys/class/net/r3/threaded"' \
 	lr_exchange "$SND3" s3 "$RCV3" r3 198.18.0.10 100000000 --flows 4 --rate max --duration 2 --cpus 0
 drop1=$(rx_dropped "$RCV3" r3)

@@ -28,5 +28,5 @@ lr_pair_topology
 LR_USE_NETNS_OPT=1
 lr_exchange "$SND" snd0 "$RCV" rcv0 198.18.0.2 "$COUNT" --flows "$FLOWS" --rate 50kpps
 lr_check_exact "$COUNT" "$FLOWS"
-lr_check_cmd "no XDP program left on rcv0 after recv exited" eval '! lr_xdp_attached "$RCV" rcv0'
+lr_check_cmd "no XDP program left on rcv0 after recv exited" lr_xdp_absent "$RCV" rcv0
 lr_finish

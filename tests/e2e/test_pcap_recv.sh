@@ -49,6 +49,7 @@ lines()
 }
 
 # tcpdump_reads FILE: tcpdump reads the whole file without an error.
+# shellcheck disable=SC2317 # called through lr_check_cmd
 tcpdump_reads()
 {
 	tcpdump -nn -r "$1" >/dev/null 2>"$LR_TMP/tcpdump.err" || {
@@ -171,7 +172,7 @@ lr_show_file "$LR_TMP/bad.err"
 lr_check "unwritable --pcap: exit code" "$rc" == 2
 lr_check "unwritable --pcap: lines of output" "$(cat "$LR_TMP/bad.out" "$LR_TMP/bad.err" | wc -l)" == 1
 lr_check_cmd "unwritable --pcap: never ready" test ! -e "$LR_TMP/ready.bad"
-lr_check_cmd "unwritable --pcap: no XDP program on rcv0" eval '! lr_xdp_attached "$RCV" rcv0'
+lr_check_cmd "unwritable --pcap: no XDP program on rcv0" lr_xdp_absent "$RCV" rcv0
 
 # Bad values: one line naming the option, exit 2 (in the receiver's namespace, where rcv0 exists,
 # so an unknown interface cannot pass for the error).
@@ -190,5 +191,5 @@ bad_args --snaplen --pcap "$LR_TMP/x.pcap" --snaplen 9019
 bad_args --pcap-every --pcap "$LR_TMP/x.pcap" --pcap-every 0
 bad_args --pcap-max-bytes --pcap "$LR_TMP/x.pcap" --pcap-max-bytes lots
 bad_args --pcap-every --pcap-every 10
-lr_check_cmd "no XDP program on rcv0 after the bad arguments" eval '! lr_xdp_attached "$RCV" rcv0'
+lr_check_cmd "no XDP program on rcv0 after the bad arguments" lr_xdp_absent "$RCV" rcv0
 lr_finish

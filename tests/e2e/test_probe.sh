@@ -101,7 +101,7 @@ lr_check_cmd "table row: AF_XDP copy mode yes" grep -Eq '^AF_XDP copy mode +yes 
 lr_check_cmd "table row: AF_XDP zero-copy no" grep -Eq '^AF_XDP zero-copy +no ' "$LR_TMP/table.out"
 lr_check_cmd "-v lists queue 1 counters" grep -Eq '^ +rx_queue_1_[a-z_]+ +[0-9]+$' "$LR_TMP/table.out"
 
-lr_check_cmd "no XDP program attached in the namespace after probing" eval '! lr_xdp_attached "$NS"'
+lr_check_cmd "no XDP program attached in the namespace after probing" lr_xdp_absent "$NS"
 
 RC=0
 timeout -k 5 30 ip netns exec "$NS" "$LINERATE" probe -i nosuch0 >"$LR_TMP/bad.out" 2>"$LR_TMP/bad.err" </dev/null ||

@@ -45,6 +45,7 @@ start_recv()
 }
 
 # detached_within TAG SECONDS
+# shellcheck disable=SC2317 # called through lr_check_cmd
 detached_within()
 {
 	local i
@@ -66,7 +67,7 @@ for sig in INT TERM; do
 	lr_show_file "$LR_TMP/recv.$sig.err"
 	lr_check "[$sig] summary lines naming received frames (stdout+stderr)" \
 		"$(cat "$LR_TMP/recv.$sig.out" "$LR_TMP/recv.$sig.err" | grep -Eci 'received|frames|packets' || true)" ">" 0
-	lr_check_cmd "[$sig] no XDP program left on b0" eval '! lr_xdp_attached "$NB" b0'
+	lr_check_cmd "[$sig] no XDP program left on b0" lr_xdp_absent "$NB" b0
 done
 
 start_recv KILL
@@ -113,6 +114,6 @@ for sig in INT TERM; do
 	lr_jvalid "$LR_TMP/run.$sig.json"
 	lr_check "[run $sig] the finished step is in the JSON" "$(jq '.steps | length' "$LR_TMP/run.$sig.json")" == 1
 	lr_check "[run $sig] and in the CSV (header + 1)" "$(wc -l <"$LR_TMP/run.$sig.csv")" == 2
-	lr_check_cmd "[run $sig] no XDP program left on b0" eval '! lr_xdp_attached "$NB" b0'
+	lr_check_cmd "[run $sig] no XDP program left on b0" lr_xdp_absent "$NB" b0
 done
 lr_finish

@@ -26,7 +26,7 @@ set -euo pipefail
 COUNT=20000
 FLOWS=4
 lr_init
-lr_pair_topology numtxqueues 2 numrxqueues 2
+lr_pair_topology_opts numtxqueues 2 numrxqueues 2
 lr_log "rcv0 queues: $(ip netns exec "$RCV" ls /sys/class/net/rcv0/queues | tr '\n' ' ')"
 lr_exchange "$SND" snd0 "$RCV" rcv0 198.18.0.2 "$COUNT" --flows "$FLOWS" --rate 50kpps \
 	--queues 0-1 --cpus 0-1
