@@ -57,9 +57,10 @@ int lr_if_driver(const char *ifname, char *drv, size_t len)
 
 int lr_if_ethtool_stats(const char *ifname, struct lr_ethtool_stats *out)
 {
-	struct {
+	/* the header and room for the one count it returns (its data[] is a flexible array) */
+	union {
 		struct ethtool_sset_info hdr;
-		uint32_t data[1];
+		uint8_t raw[sizeof(struct ethtool_sset_info) + sizeof(uint32_t)];
 	} sset = { .hdr = { .cmd = ETHTOOL_GSSET_INFO, .sset_mask = 1ULL << ETH_SS_STATS } };
 	struct ethtool_gstrings *gs = NULL;
 	struct ethtool_stats *st = NULL;
@@ -71,11 +72,11 @@ int lr_if_ethtool_stats(const char *ifname, struct lr_ethtool_stats *out)
 	if (err)
 		goto out;
 	/* The kernel clears the bit of every set the driver does not have. */
-	if (!(sset.hdr.sset_mask & (1ULL << ETH_SS_STATS)) || !sset.data[0]) {
+	if (!(sset.hdr.sset_mask & (1ULL << ETH_SS_STATS)) || !sset.hdr.data[0]) {
 		err = -EOPNOTSUPP;
 		goto out;
 	}
-	n = sset.data[0];
+	n = sset.hdr.data[0];
 	if (n > ETHTOOL_STATS_MAX) {
 		err = -E2BIG;
 		goto out;
