@@ -148,12 +148,9 @@ int lr_rx_collect(struct lr_rx *rx, struct lr_rx_result *r)
 	r->flows_eot = t.flows_eot;
 	r->flows_announced = t.flows_announced;
 	r->settled = t.settled;
-	r->first_ns = s->first_ns;
-	r->last_ns = s->last_ns;
 	/* rates over the span the frames actually arrived in, not the time spent waiting */
 	r->active_s = s->last_ns > s->first_ns ? (double)(s->last_ns - s->first_ns) / NS : 0;
 	r->pps = r->active_s > 0 ? (s->packets - 1) / r->active_s : 0;
-	r->avg_bytes = s->packets ? (double)s->bytes / s->packets : 0;
 	r->lat_count = s->lat_count;
 	r->lat_min = s->lat_min;
 	r->lat_max = s->lat_max;
@@ -171,6 +168,18 @@ int lr_rx_collect(struct lr_rx *rx, struct lr_rx_result *r)
 	/* once closed, a sample taken but never written (in flight at the stop) is a drop too */
 	if (!rx->pcap && s->samples > r->pcap_written + r->pcap_capped)
 		r->pcap_dropped += s->samples - r->pcap_written - r->pcap_capped;
+	r->pcap = rx->o->pcap[0];
+	snprintf(r->pcap_file, sizeof(r->pcap_file), "%s", rx->o->pcap);
+	r->pcap_every = rx->o->pcap_every ? rx->o->pcap_every : 1;
+	r->pcap_snaplen = rx->o->snaplen;
+	/* a vanished interface reads as all zeros: no delta then, rather than one that wrapped */
+	if (lr_if_present(&rx->ifc)) {
+		struct lr_dev_counters now, d;
+
+		lr_dev_counters_read(rx->o->ifname, &now);
+		lr_dev_counters_delta(&d, &rx->dev0, &now);
+		r->device = (struct lr_dev_result){ d.rx_packets, d.rx_dropped, d.drv_drops };
+	}
 	free(s);
 	return 0;
 }
@@ -206,6 +215,7 @@ void lr_rx_reset(struct lr_rx *rx)
 {
 	rx->ops->reset(rx);
 	rx->ring_drops = 0;
+	lr_dev_counters_read(rx->o->ifname, &rx->dev0);
 }
 
 static int open_backend(void *ctx, const struct lr_cand *cand, char *why, size_t len)
@@ -270,6 +280,7 @@ int lr_rx_begin(const struct lr_recv_opts *o, struct lr_rx *rx, char *line, size
 		snprintf(unused, sizeof(unused), " (--xdp-mode is for the xdp engine, which was not usable)");
 	snprintf(line, linelen, "ready on %s, engine %s (%s), counting UDP port %u%s%s%s%s", o->ifname, rx->ops->name,
 		 rx->mode, o->dst_port, rx->note[0] ? ": " : "", rx->note, why, unused);
+	lr_dev_counters_read(o->ifname, &rx->dev0);
 	return 0;
 }
 

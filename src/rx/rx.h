@@ -8,7 +8,9 @@
 #include <stdint.h>
 #include "cmd/opts.h"
 #include "linerate/flow.h"
+#include "sys/counters.h"
 #include "sys/netdev.h"
+#include "util/result.h"
 
 struct lr_rx;
 
@@ -53,27 +55,12 @@ struct lr_rx {
 	struct lr_pcap_writer *pcap;
 	int pcap_err;	/* first error of the backend's consumer writing to pcap */
 	uint64_t pcap_written, pcap_capped;	/* settled when the writer closes */
+	struct lr_dev_counters dev0;	/* the interface's counters at the start or the last reset */
 	void *priv;
 };
 
 /* Per-source counters folded into one. */
 void lr_rx_counters_sum(const struct lr_rx_counters *src, int n, struct lr_rx_counters *sum);
-
-/* Everything a report needs, settled: the sum of the sources and the flows. */
-struct lr_rx_result {
-	uint64_t packets, bytes, foreign, eot, bad_flow, ring_drops;
-	uint64_t sent;	/* from end-of-test markers (valid if flows_eot) */
-	uint64_t late, dups;
-	int64_t lost;	/* markers settle it; else open sequence gaps */
-	unsigned int flows, flows_eot, flows_announced;
-	bool settled;
-	uint64_t first_ns, last_ns;	/* first and last data frame */
-	double active_s, pps, avg_bytes;	/* avg_bytes: per frame, no FCS */
-	uint64_t lat_count, lat_min, lat_p50, lat_p90, lat_p99, lat_p999, lat_max, lat_mean, lat_future;
-	uint64_t queue_packets[LR_RX_MAX_QUEUES];
-	/* --pcap: records in the file, samples lost to a full ring, records skipped by the size cap */
-	uint64_t pcap_written, pcap_dropped, pcap_capped;
-};
 
 /*
  * The receiver as a library (`linerate run` drives it from another
@@ -85,6 +72,7 @@ struct lr_rx_result {
  * leaves it alone and end renames it into place.
  */
 int lr_rx_begin(const struct lr_recv_opts *o, struct lr_rx *rx, char *line, size_t linelen, char *err, size_t errlen);
+/* The result so far (struct lr_rx_result, util/result.h): counts, flows, device counters, capture. */
 int lr_rx_collect(struct lr_rx *rx, struct lr_rx_result *r);
 /* Every flow the sender announced has its end-of-test marker in. */
 bool lr_rx_complete(const struct lr_rx *rx);

@@ -17,10 +17,12 @@
 #include "tx/engine.h"
 #include "tx/rate.h"
 #include "tx/tx.h"
+#include "sys/counters.h"
 #include "util/choose.h"
 #include "util/log.h"
 #include "util/outfile.h"
 #include "util/report.h"
+#include "util/result.h"
 
 #define NS 1000000000ULL
 
@@ -42,6 +44,7 @@ struct lr_tx {
 	bool have_dropped_data;
 	uint64_t qdev0[LR_MAX_WORKERS];	/* the device's own per-queue TX counter at the start */
 	bool have_qdev;
+	struct lr_dev_counters dev0;	/* the device's counters at the start */
 	char mac_how[64];
 	unsigned int flow_base, flows_total;
 	unsigned int frame_bytes;	/* per frame incl. FCS, for bit rates (a replay's mean) */
@@ -441,6 +444,7 @@ int lr_tx_start(struct lr_tx *c)
 	c->data_end = (struct lr_data_end){ .n = o->nworkers, .snap = snap_data_end, .arg = c };
 	c->have_dropped_data = false;
 	c->have_qdev = !queue_counters(c, c->qdev0);
+	lr_dev_counters_read(o->ifname, &c->dev0);
 	for (i = 0; i < o->nworkers; i++) {
 		ret = pthread_create(&c->ws[i].thread, NULL, lr_worker_run, &c->ws[i]);
 		if (ret) {
@@ -510,8 +514,14 @@ const struct lr_engine_ops *lr_tx_ops(const struct lr_tx *c)
 	return c->ops;
 }
 
+/* The workers' mode, read after the test: a socket may have fallen back (zero-copy to copy) on the way. */
 const char *lr_tx_mode(const struct lr_tx *c)
 {
+	unsigned int i;
+
+	for (i = 1; i < c->o->nworkers; i++)
+		if (!c->ws[i].mode || !c->ws[0].mode || strcmp(c->ws[i].mode, c->ws[0].mode))
+			return "mixed";
 	return c->ws[0].mode;
 }
 
@@ -526,120 +536,137 @@ uint64_t lr_tx_start_ns(const struct lr_tx *c)
 	return c->start_ns;
 }
 
-int lr_tx_report(struct lr_tx *c)
+_Static_assert(LR_TX_MAX_QUEUES >= LR_MAX_WORKERS, "a tx result holds every worker");
+
+void lr_tx_collect(struct lr_tx *c, struct lr_tx_result *r, double *secs)
 {
 	const struct lr_send_opts *o = c->o;
-	struct json_object *root, *tx, *pq;
-	uint64_t packets = 0, completed = 0, queued = 0, end = 0, dropped = 0, eot = 0;
-	uint64_t qdev[LR_MAX_WORKERS] = { 0 };
-	char b1[32], err[256];
-	double secs, pps;
+	uint64_t qdev[LR_MAX_WORKERS] = { 0 }, end = 0, dropped = 0;
+	bool have_qdev = c->have_qdev && !queue_counters(c, qdev);
+	struct lr_dev_counters now, d;
 	unsigned int i;
-	int code = LR_EXIT_OK;
-	const char *mode = c->ws[0].mode;
 
+	memset(r, 0, sizeof(*r));
 	for (i = 0; i < o->nworkers; i++) {
 		const struct lr_worker *w = &c->ws[i];
 
-		completed += lr_tx_worker_done(w);
-		queued += w->stats.queued;
-		eot += w->stats.eot;
+		r->completed += lr_tx_worker_done(w);
+		r->queued += w->stats.queued;
+		r->eot += w->stats.eot;
 		if (w->end_ns > end)
 			end = w->end_ns;
-		if (w->err) {
-			fprintf(stderr, "linerate send: worker %u: %s\n", w->index,
-				w->errmsg[0] ? w->errmsg : strerror(-w->err));
-			code = LR_EXIT_RUNTIME;
-		}
 	}
 	/* data frames only: the count taken when the last worker's data was done, before its markers */
 	if (c->have_dropped_data)
 		dropped = c->tx_dropped_data - c->tx_dropped0;
 	else if (c->have_dropped && !dev_drops(c, &dropped))
 		dropped -= c->tx_dropped0;
-	if (c->have_qdev && queue_counters(c, qdev))
-		c->have_qdev = false;
+	r->device_dropped = dropped;
 	/*
 	 * A completion only says the kernel is done with the frame. Where the
 	 * engine does not retry them, frames the device dropped (on veth: the
 	 * peer's receive ring was full) were not put on the wire and are not
 	 * counted as sent.
 	 */
-	packets = completed;
+	r->packets = r->completed;
 	if (c->ops->drops_completed)
-		packets -= dropped < completed ? dropped : completed;
-	secs = end > c->start_ns ? (double)(end - c->start_ns) / NS : 0;
-	pps = secs > 0 ? packets / secs : 0;
-
-	fprintf(stderr, "\nlinerate send: %s (%s) on %s, %u worker%s, %u-byte frames%s, %u flow%s, dst MAC from %s\n",
-		c->ops->name, mode, o->ifname, o->nworkers, o->nworkers == 1 ? "" : "s", c->frame_bytes,
-		o->replay[0] ? " (mean of the capture)" : "",
-		o->flows, o->flows == 1 ? "" : "s", c->mac_how);
-	fprintf(stderr, "  sent      %llu frames in %.3f s, accepted by the device\n", (unsigned long long)packets, secs);
-	/* where the engine resends what the device pushed back (AF_PACKET), tx_dropped counts attempts, not losses */
-	fprintf(stderr, "  ring      %llu queued, %llu completed, %llu %s, %llu in flight at end\n",
-		(unsigned long long)queued, (unsigned long long)completed, (unsigned long long)dropped,
-		c->ops->drops_completed ? "dropped by the device" : "pushed back by the device and resent",
-		(unsigned long long)(queued - completed));
-	fprintf(stderr, "  rate      %s pps, %.3f Gbit/s L2, %.3f Gbit/s L1\n", lr_fmt_si(pps, b1, sizeof(b1)),
-		pps * c->frame_bytes * 8 / 1e9, pps * (c->frame_bytes + 20) * 8 / 1e9);
-	for (i = 0; i < o->nworkers && o->nworkers > 1; i++) {
-		const struct lr_worker *w = &c->ws[i];
-		uint64_t n = lr_tx_worker_done(w);
-
-		fprintf(stderr, "  queue %-3u cpu %-3u %llu frames, %s pps", w->queue, w->cpu, (unsigned long long)n,
-			lr_fmt_si(secs > 0 ? n / secs : 0, b1, sizeof(b1)));
-		if (c->have_qdev)
-			fprintf(stderr, "; the device counted %llu on this queue",
-				(unsigned long long)(qdev[i] - c->qdev0[i]));
-		fputc('\n', stderr);
+		r->packets -= dropped < r->completed ? dropped : r->completed;
+	r->bytes = r->packets * (c->frame_bytes - LR_FCS_LEN);
+	*secs = end > c->start_ns ? (double)(end - c->start_ns) / NS : 0;
+	r->pps = *secs > 0 ? r->packets / *secs : 0;
+	/* a vanished interface reads as all zeros: no delta then, rather than one that wrapped */
+	if (lr_if_present(&c->ifc)) {
+		lr_dev_counters_read(o->ifname, &now);
+		lr_dev_counters_delta(&d, &c->dev0, &now);
+		r->device = (struct lr_dev_result){ d.tx_packets, d.tx_dropped, d.drv_drops };
 	}
-	if (!o->json[0])
-		return code;
-
-	root = lr_json_doc("send");
-	json_object_object_add(root, "engine", json_object_new_string(c->ops->name));
-	json_object_object_add(root, "mode", json_object_new_string(mode));
-	json_object_object_add(root, "interface", json_object_new_string(o->ifname));
-	json_object_object_add(root, "duration_s", json_object_new_double(secs));
-	json_object_object_add(root, "frame_size", json_object_new_int((int)c->frame_bytes));
-	json_object_object_add(root, "flows", json_object_new_int((int)o->flows));
-	tx = json_object_new_object();
-	json_object_object_add(tx, "packets", json_object_new_uint64(packets));
-	json_object_object_add(tx, "queued", json_object_new_uint64(queued));
-	json_object_object_add(tx, "completed", json_object_new_uint64(completed));
-	json_object_object_add(tx, "bytes", json_object_new_uint64(packets * (c->frame_bytes - LR_FCS_LEN)));
-	json_object_object_add(tx, "pps", json_object_new_double(pps));
-	json_object_object_add(tx, "bps_l2", json_object_new_double(pps * c->frame_bytes * 8));
-	json_object_object_add(tx, "bps_l1", json_object_new_double(pps * (c->frame_bytes + 20) * 8));
-	json_object_object_add(tx, "device_tx_dropped", json_object_new_uint64(dropped));
-	json_object_object_add(tx, "eot_markers", json_object_new_uint64(eot));
-	pq = json_object_new_array();
+	r->nqueues = o->nworkers;
 	for (i = 0; i < o->nworkers; i++) {
 		const struct lr_worker *w = &c->ws[i];
-		struct json_object *q = json_object_new_object();
-		uint64_t n = lr_tx_worker_done(w);
+		struct lr_tx_queue_result *q = &r->queues[i];
 
-		json_object_object_add(q, "queue", json_object_new_int((int)w->queue));
-		json_object_object_add(q, "cpu", json_object_new_int((int)w->cpu));
-		json_object_object_add(q, "packets", json_object_new_uint64(n));
-		json_object_object_add(q, "pps", json_object_new_double(secs > 0 ? n / secs : 0));
-		json_object_object_add(q, "ring_full", json_object_new_uint64(w->stats.ring_full));
-		/* the driver's own count for this queue, or null where it keeps none (veth) */
-		json_object_object_add(q, "device_packets",
-				       c->have_qdev ? json_object_new_uint64(qdev[i] - c->qdev0[i]) : NULL);
-		json_object_object_add(q, "kicks", json_object_new_uint64(w->stats.kicks));
-		/* wake-ups the device refused for now (EAGAIN, ENOBUFS): push-back, retried */
-		json_object_object_add(q, "kick_errors", json_object_new_uint64(w->stats.kick_errors));
-		json_object_array_add(pq, q);
+		q->queue = w->queue;
+		q->cpu = w->cpu;
+		q->packets = lr_tx_worker_done(w);
+		q->pps = *secs > 0 ? q->packets / *secs : 0;
+		q->ring_full = w->stats.ring_full;
+		q->kicks = w->stats.kicks;
+		q->kick_errors = w->stats.kick_errors;
+		q->have_device_packets = have_qdev;
+		q->device_packets = have_qdev ? qdev[i] - c->qdev0[i] : 0;
 	}
-	json_object_object_add(tx, "per_queue", pq);
-	json_object_object_add(root, "tx", tx);
-	if (lr_json_write(root, o->json, err, sizeof(err))) {
-		fprintf(stderr, "linerate send: %s\n", err);
-		code = LR_EXIT_RUNTIME;
+}
+
+static void print_summary(const struct lr_tx *c, const struct lr_tx_result *r, double secs)
+{
+	const struct lr_send_opts *o = c->o;
+	unsigned int i;
+	char b1[32];
+
+	fprintf(stderr, "\nlinerate send: %s (%s) on %s, %u worker%s, %u-byte frames%s, %u flow%s, dst MAC from %s\n",
+		c->ops->name, lr_tx_mode(c), o->ifname, o->nworkers, o->nworkers == 1 ? "" : "s", c->frame_bytes,
+		o->replay[0] ? " (mean of the capture)" : "",
+		o->flows, o->flows == 1 ? "" : "s", c->mac_how);
+	fprintf(stderr, "  sent      %llu frames in %.3f s, accepted by the device\n", (unsigned long long)r->packets,
+		secs);
+	/* where the engine resends what the device pushed back (AF_PACKET), tx_dropped counts attempts, not losses */
+	fprintf(stderr, "  ring      %llu queued, %llu completed, %llu %s, %llu in flight at end\n",
+		(unsigned long long)r->queued, (unsigned long long)r->completed, (unsigned long long)r->device_dropped,
+		c->ops->drops_completed ? "dropped by the device" : "pushed back by the device and resent",
+		(unsigned long long)(r->queued - r->completed));
+	fprintf(stderr, "  rate      %s pps, %.3f Gbit/s L2, %.3f Gbit/s L1\n", lr_fmt_si(r->pps, b1, sizeof(b1)),
+		r->pps * c->frame_bytes * 8 / 1e9, r->pps * (c->frame_bytes + 20) * 8 / 1e9);
+	for (i = 0; i < r->nqueues && r->nqueues > 1; i++) {
+		const struct lr_tx_queue_result *q = &r->queues[i];
+
+		fprintf(stderr, "  queue %-3u cpu %-3u %llu frames, %s pps", q->queue, q->cpu,
+			(unsigned long long)q->packets, lr_fmt_si(q->pps, b1, sizeof(b1)));
+		if (q->have_device_packets)
+			fprintf(stderr, "; the device counted %llu on this queue", (unsigned long long)q->device_packets);
+		fputc('\n', stderr);
 	}
-	json_object_put(root);
+}
+
+int lr_tx_report(struct lr_tx *c)
+{
+	const struct lr_send_opts *o = c->o;
+	struct lr_tx_result *r;
+	struct json_object *root;
+	char err[256];
+	double secs;
+	unsigned int i;
+	int code = LR_EXIT_OK;
+
+	for (i = 0; i < o->nworkers; i++) {
+		const struct lr_worker *w = &c->ws[i];
+
+		if (w->err) {
+			fprintf(stderr, "linerate send: worker %u: %s\n", w->index,
+				w->errmsg[0] ? w->errmsg : strerror(-w->err));
+			code = LR_EXIT_RUNTIME;
+		}
+	}
+	r = malloc(sizeof(*r));
+	if (!r)
+		return lr_fail(LR_EXIT_RUNTIME, "send", "out of memory");
+	lr_tx_collect(c, r, &secs);
+	print_summary(c, r, secs);
+	if (o->json[0]) {
+		root = lr_json_doc("send");
+		json_object_object_add(root, "engine", json_object_new_string(c->ops->name));
+		json_object_object_add(root, "mode", json_object_new_string(lr_tx_mode(c)));
+		json_object_object_add(root, "interface", json_object_new_string(o->ifname));
+		json_object_object_add(root, "duration_s", json_object_new_double(secs));
+		json_object_object_add(root, "frame_size", json_object_new_int((int)c->frame_bytes));
+		json_object_object_add(root, "flows", json_object_new_int((int)o->flows));
+		lr_tx_result_put(root, r);
+		if (lr_json_write(root, o->json, err, sizeof(err))) {
+			fprintf(stderr, "linerate send: %s\n", err);
+			code = LR_EXIT_RUNTIME;
+		}
+		json_object_put(root);
+	}
+	free(r);
 	return code;
 }
 

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include "cmd/opts.h"
 #include "tx/engine.h"
+#include "util/result.h"
 
 struct lr_tx;
 
@@ -39,6 +40,7 @@ void lr_tx_sample(struct lr_tx *t, struct lr_sampler *smp, unsigned int producer
  */
 int lr_tx_dropped_at_data_end(const struct lr_tx *t, uint64_t *out);
 const struct lr_engine_ops *lr_tx_ops(const struct lr_tx *t);
+/* The mode the workers ran in ("zerocopy", "copy", ...), or "mixed" when they differ. */
 const char *lr_tx_mode(const struct lr_tx *t);
 const struct lr_worker *lr_tx_workers(const struct lr_tx *t, unsigned int *n);
 uint64_t lr_tx_start_ns(const struct lr_tx *t);
@@ -48,6 +50,8 @@ unsigned int lr_tx_snaplen(const struct lr_tx *t);
 void lr_tx_live_line(struct lr_tx *t, uint64_t *prev, uint64_t dt_ns);
 /* The summary on stderr and, with --json, the JSON document; the exit code. After lr_tx_join(). */
 int lr_tx_report(struct lr_tx *t);
+/* The result (util/result.h) and, in @secs, the span from the start to the last worker's data end. After lr_tx_join(). */
+void lr_tx_collect(struct lr_tx *t, struct lr_tx_result *r, double *secs);
 /* Data frames the device completed on worker @w (markers excluded). */
 uint64_t lr_tx_worker_done(const struct lr_worker *w);
 

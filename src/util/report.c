@@ -95,6 +95,7 @@ struct json_object *lr_json_doc(const char *command)
 	struct json_object *root = json_object_new_object(), *v = json_object_new_object();
 
 	json_object_object_add(root, "command", json_object_new_string(command));
+	json_object_object_add(root, "schema", json_object_new_int(LR_JSON_SCHEMA));
 	json_object_object_add(v, "release", json_object_new_string(lr_release()));
 	json_object_object_add(v, "revision", json_object_new_string(lr_revision()));
 	json_object_object_add(root, "version", v);

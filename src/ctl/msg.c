@@ -1,0 +1,258 @@
+/* SPDX-License-Identifier: MIT */
+/* One message at a time over a stream: a 4-byte big-endian length, then that many bytes of JSON. */
+#include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <sys/socket.h>
+#include "ctl/msg.h"
+#include "tx/rate.h"
+
+#define HDR_LEN 4
+
+struct json_object *lr_msg_new(const char *type)
+{
+	struct json_object *m = json_object_new_object();
+
+	json_object_object_add(m, "type", json_object_new_string(type));
+	json_object_object_add(m, "v", json_object_new_int(LR_MSG_VERSION));
+	return m;
+}
+
+const char *lr_msg_type(struct json_object *msg)
+{
+	struct json_object *t;
+
+	return json_object_object_get_ex(msg, "type", &t) ? json_object_get_string(t) : "";
+}
+
+int lr_msg_get(struct json_object *msg, const struct lr_jfield *f, void *base, char *err, size_t errlen)
+{
+	const char *type = lr_msg_type(msg);
+	int ret;
+
+	ret = lr_jfield_get(msg, f, base, type, false, err, errlen);
+	if (ret)
+		return ret;
+	json_object_object_foreach(msg, key, val)
+	{
+		(void)val;
+		if (strcmp(key, "type") && strcmp(key, "v") && !lr_jfield_named(f, key)) {
+			snprintf(err, errlen, "%s.%.64s: unknown key", type, key);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static int64_t now_ms(void)
+{
+	return (int64_t)(lr_now_ns() / 1000000);
+}
+
+/* Waits until @fd is ready for @events, or the deadline (-1: none) has passed: 0, -ETIMEDOUT or -errno. */
+static int wait_fd(int fd, short events, int64_t deadline)
+{
+	for (;;) {
+		struct pollfd p = { .fd = fd, .events = events };
+		int64_t left = -1;
+		int n;
+
+		if (deadline >= 0) {
+			left = deadline - now_ms();
+			if (left <= 0)
+				return -ETIMEDOUT;
+		}
+		n = poll(&p, 1, left > INT_MAX ? INT_MAX : (int)left);
+		/* readable, writable, hung up or failed: the read or send that follows says which */
+		if (n > 0)
+			return 0;
+		if (n == 0)
+			return -ETIMEDOUT;
+		if (errno != EINTR)
+			return -errno;
+	}
+}
+
+/* All @len bytes into @buf, @got of them so far: 0, -ECONNRESET at the end of the stream, -ETIMEDOUT, -errno. */
+static int read_full(int fd, void *buf, size_t len, int64_t deadline, size_t *got)
+{
+	*got = 0;
+	while (*got < len) {
+		ssize_t n;
+		int ret = wait_fd(fd, POLLIN, deadline);
+
+		if (ret)
+			return ret;
+		n = read(fd, (char *)buf + *got, len - *got);
+		if (n > 0)
+			*got += (size_t)n;
+		else if (!n)
+			return -ECONNRESET;
+		else if (errno != EINTR && errno != EAGAIN)
+			return -errno;
+	}
+	return 0;
+}
+
+static int write_full(int fd, const char *buf, size_t len, int64_t deadline)
+{
+	size_t off = 0;
+
+	while (off < len) {
+		ssize_t n;
+		int ret = wait_fd(fd, POLLOUT, deadline);
+
+		if (ret)
+			return ret;
+		/* MSG_NOSIGNAL: a peer gone is -EPIPE here, not a SIGPIPE that ends the process */
+		n = send(fd, buf + off, len - off, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n >= 0)
+			off += (size_t)n;
+		else if (errno != EINTR && errno != EAGAIN)
+			return -errno;
+	}
+	return 0;
+}
+
+int lr_msg_send(int fd, struct json_object *msg, int timeout_ms, char *err, size_t errlen)
+{
+	const char *text = json_object_to_json_string_ext(msg, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+	size_t len = strlen(text);
+	uint32_t be;
+	char *buf;
+	int ret;
+
+	if (len > LR_MSG_MAX) {
+		snprintf(err, errlen, "a '%s' message of %zu bytes is over the limit of %u", lr_msg_type(msg), len,
+			 LR_MSG_MAX);
+		return -EMSGSIZE;
+	}
+	buf = malloc(HDR_LEN + len);
+	if (!buf) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	be = htonl((uint32_t)len);
+	memcpy(buf, &be, HDR_LEN);
+	memcpy(buf + HDR_LEN, text, len);
+	ret = write_full(fd, buf, HDR_LEN + len, timeout_ms < 0 ? -1 : now_ms() + timeout_ms);
+	free(buf);
+	if (ret == -ETIMEDOUT)
+		snprintf(err, errlen, "cannot send a '%s' message: the peer took none of it for %d ms", lr_msg_type(msg),
+			 timeout_ms);
+	else if (ret)
+		snprintf(err, errlen, "cannot send a '%s' message: %s", lr_msg_type(msg), strerror(-ret));
+	return ret;
+}
+
+/*
+ * Why reading the @len bytes of a message's length (@body false) or body stopped after @got: one
+ * line in @err, and the error to return. Nothing of a message yet is not a truncated message.
+ */
+static int read_failed(int ret, size_t got, size_t len, bool body, int timeout_ms, char *err, size_t errlen)
+{
+	const char *what = body ? "body" : "length";
+
+	if (ret == -ECONNRESET && !got && !body) {
+		snprintf(err, errlen, "the connection was closed");
+		return ret;
+	}
+	if (ret == -ECONNRESET) {
+		snprintf(err, errlen, "truncated message: the connection closed after %zu of the %zu bytes of its %s",
+			 got, len, what);
+		return -EPROTO;
+	}
+	if (ret == -ETIMEDOUT && !got && !body)
+		snprintf(err, errlen, "no message within %d ms", timeout_ms);
+	else if (ret == -ETIMEDOUT)
+		snprintf(err, errlen, "truncated message: %zu of the %zu bytes of its %s came in %d ms", got, len, what,
+			 timeout_ms);
+	else
+		snprintf(err, errlen, "cannot read a message: %s", strerror(-ret));
+	return ret;
+}
+
+/* @buf (@len bytes) as one JSON object with "type" and "v" of our version, or NULL and -errno. */
+static int parse(const char *buf, size_t len, struct json_object **out, char *err, size_t errlen)
+{
+	struct json_tokener *tok = json_tokener_new_ex(LR_MSG_DEPTH);
+	struct json_object *obj, *type, *v;
+	enum json_tokener_error jerr;
+	size_t end;
+
+	if (!tok) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+	obj = json_tokener_parse_ex(tok, buf, (int)len);
+	jerr = json_tokener_get_error(tok);
+	end = json_tokener_get_parse_end(tok);
+	json_tokener_free(tok);
+	if (!obj || jerr != json_tokener_success || end != len) {
+		snprintf(err, errlen, "a message that is not JSON: %s at byte %zu of %zu",
+			 jerr == json_tokener_continue ? "it ends early" :
+			 jerr == json_tokener_success  ? "bytes after the object" :
+							 json_tokener_error_desc(jerr),
+			 end, len);
+		json_object_put(obj);
+		return -EBADMSG;
+	}
+	if (!json_object_is_type(obj, json_type_object) || !json_object_object_get_ex(obj, "type", &type) ||
+	    !json_object_is_type(type, json_type_string) || !json_object_get_string_len(type) ||
+	    !json_object_object_get_ex(obj, "v", &v) || !json_object_is_type(v, json_type_int)) {
+		snprintf(err, errlen, "a message that is not an object with a string \"type\" and an integer \"v\"");
+		json_object_put(obj);
+		return -EBADMSG;
+	}
+	if (json_object_get_int64(v) != LR_MSG_VERSION) {
+		snprintf(err, errlen, "a '%.32s' message of protocol version %lld; this side speaks version %d",
+			 json_object_get_string(type), (long long)json_object_get_int64(v), LR_MSG_VERSION);
+		json_object_put(obj);
+		return -EPROTONOSUPPORT;
+	}
+	*out = obj;
+	return 0;
+}
+
+int lr_msg_recv(int fd, size_t max, int timeout_ms, struct json_object **out, char *err, size_t errlen)
+{
+	int64_t deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+	uint32_t be;
+	size_t len, got;
+	char *buf;
+	int ret;
+
+	*out = NULL;
+	ret = read_full(fd, &be, HDR_LEN, deadline, &got);
+	if (ret)
+		return read_failed(ret, got, HDR_LEN, false, timeout_ms, err, errlen);
+	len = ntohl(be);
+	if (len > max || len > INT_MAX) {
+		snprintf(err, errlen, "a message of %zu bytes is over the limit of %zu", len, max);
+		return -EMSGSIZE;
+	}
+	if (!len) {
+		snprintf(err, errlen, "an empty message");
+		return -EBADMSG;
+	}
+	buf = malloc(len);
+	if (!buf) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	ret = read_full(fd, buf, len, deadline, &got);
+	if (ret)
+		ret = read_failed(ret, got, len, true, timeout_ms, err, errlen);
+	else
+		ret = parse(buf, len, out, err, errlen);
+	free(buf);
+	return ret;
+}

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Framing of the agent protocol: each message a 4-byte big-endian length and a JSON object with
+ * "type" and "v", over any stream (a socketpair to a child, TCP to an agent). Nothing else here.
+ */
+#ifndef LINERATE_CTL_MSG_H
+#define LINERATE_CTL_MSG_H
+
+#include <stddef.h>
+#include <json-c/json.h>
+#include "util/jfield.h"
+
+#define LR_MSG_VERSION	1	/* "v": bumped when a message changes incompatibly */
+#define LR_MSG_MAX	(1U << 20)	/* the largest message either side accepts */
+#define LR_MSG_DEPTH	16	/* JSON nesting accepted: results nest three deep */
+
+/* {"type": @type, "v": LR_MSG_VERSION}, to which the caller adds its keys. */
+struct json_object *lr_msg_new(const char *type);
+/* The "type" of a message that lr_msg_recv() accepted. */
+const char *lr_msg_type(struct json_object *msg);
+/*
+ * The keys of @msg into @base by @f, strictly: every field present and valid, and no key but
+ * those and "type" and "v". 0, or -EINVAL with "TYPE.KEY: why" in @err.
+ */
+int lr_msg_get(struct json_object *msg, const struct lr_jfield *f, void *base, char *err, size_t errlen);
+
+/*
+ * Sends @msg as one frame within @timeout_ms (-1: no limit). 0, or -errno with one line in @err:
+ * -ETIMEDOUT, -EMSGSIZE (over LR_MSG_MAX), -EPIPE (the peer is gone), ...
+ */
+int lr_msg_send(int fd, struct json_object *msg, int timeout_ms, char *err, size_t errlen);
+/*
+ * Receives one frame of at most @max bytes within @timeout_ms (-1: no limit) into @out, a JSON
+ * object with a string "type" and "v" equal to LR_MSG_VERSION. 0, or -errno with one line in @err:
+ * -ECONNRESET the peer closed the stream between two messages; -EPROTO it closed in the middle of
+ * one (truncated); -ETIMEDOUT; -EMSGSIZE a length over @max (the stream is out of step then);
+ * -EBADMSG not one JSON object with "type" and "v"; -EPROTONOSUPPORT another protocol version.
+ * Interrupted by a signal, it carries on until the deadline.
+ */
+int lr_msg_recv(int fd, size_t max, int timeout_ms, struct json_object **out, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,398 @@
+/* SPDX-License-Identifier: MIT */
+/* run's traffic: phases (every stream's senders for one window), steps, sweeps and searches. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "run/run.h"
+#include "tx/frame.h"
+#include "tx/rate.h"
+#include "tx/tx.h"
+#include "util/capture.h"
+#include "util/log.h"
+#include "util/report.h"
+
+#define NS 1000000000ULL
+#define EOT_WAIT_NS (3 * NS)	/* after the senders stop: markers and late frames */
+#define WARMUP_WAIT_NS (1 * NS)
+
+void lr_run_stream_opts(const struct lr_run *r, const struct lr_cfg_stream *st, unsigned int size, uint64_t pps,
+			uint64_t window_ns, struct lr_send_opts *o)
+{
+	const struct lr_cfg *cfg = r->cfg;
+
+	lr_send_opts_default(o);
+	snprintf(o->ifname, sizeof(o->ifname), "%s", cfg->tx_ifname);
+	o->engine = r->engine;
+	o->xsk_mode = cfg->xsk_mode;
+	o->nworkers = st->nqueues;
+	memcpy(o->queues, st->queues, sizeof(o->queues));
+	memcpy(o->cpus, st->cpus, sizeof(o->cpus));
+	o->cpus_set = st->cpus_set;
+	o->ncpus = st->nqueues;
+	o->size = st->size ? st->size : size;
+	o->flows = st->flows;
+	if (pps) {
+		uint64_t share = (uint64_t)llround((double)pps * st->share);
+
+		o->rate.kind = LR_RATE_PPS;
+		o->rate.value = share ? share : 1;
+	}
+	o->duration_ns = window_ns;
+	o->family = st->family;
+	o->src_ip = st->src_ip;
+	o->dst_ip = st->dst_ip;
+	o->have_src_ip = st->have_src_ip;
+	o->have_dst_ip = true;
+	memcpy(o->src_mac, st->src_mac, 6);
+	memcpy(o->dst_mac, st->dst_mac, 6);
+	o->have_src_mac = st->have_src_mac;
+	o->have_dst_mac = st->have_dst_mac;
+	o->src_port = st->src_port;
+	o->dst_port = cfg->dst_port;
+	o->batch = cfg->batch ? cfg->batch : 64;
+	o->quiet = true;
+	o->silent = r->banner_done || r->o->quiet;
+	o->verbose = r->o->verbose;
+}
+
+static void guess_limit(struct lr_step *s)
+{
+	double busiest = 0;
+	unsigned int c, bc = 0;
+
+	for (c = 0; c < s->ncpu; c++) {
+		double busy = 100 - s->cpu[c].idle;
+
+		if (busy > busiest)
+			busiest = busy, bc = c;
+	}
+	if (s->rx.ring_drops)
+		snprintf(s->limit, sizeof(s->limit), "receiver's AF_PACKET ring full (%llu dropped)",
+			 (unsigned long long)s->rx.ring_drops);
+	else if (s->tx.device_dropped || s->rx.device.dropped || s->rx.device.driver_drops)
+		/* not summed: on a veth one frame refused by a full ring counts at both ends and in the driver's stats */
+		snprintf(s->limit, sizeof(s->limit), "receive side: devices dropped frames (tx end %llu, rx end %llu, "
+			 "rx driver counters %llu)", (unsigned long long)s->tx.device_dropped,
+			 (unsigned long long)s->rx.device.dropped, (unsigned long long)s->rx.device.driver_drops);
+	else if (s->rx.lost > 0)
+		snprintf(s->limit, sizeof(s->limit), "the path between the devices lost %lld", (long long)s->rx.lost);
+	else if (lr_search_short(s->offered_pps, s->tx.pps))
+		snprintf(s->limit, sizeof(s->limit), "sender below the offered rate (cpu%u %.0f%% busy)", bc, busiest);
+	else if (!s->offered_pps)
+		snprintf(s->limit, sizeof(s->limit), "cpu%u %.0f%% busy (%.0f%% softirq)", bc, busiest, s->cpu[bc].softirq);
+	else
+		snprintf(s->limit, sizeof(s->limit), "none: the offered rate went through");
+}
+
+/*
+ * What every stream's senders did in one window, as one tx result: counts summed, queues listed
+ * in stream order, and the drops of the one sending interface, read around the whole window.
+ */
+static int tx_sum(const struct lr_run *r, struct lr_tx *const *tx, const struct lr_send_opts *opts,
+		  const struct lr_dev_counters *d0, struct lr_step *s)
+{
+	const struct lr_cfg *cfg = r->cfg;
+	struct lr_tx_result *one = malloc(sizeof(*one));
+	struct lr_tx_result *t = &s->tx;
+	struct lr_dev_counters d1, dd;
+	uint64_t bytes = 0;
+	unsigned int i, k;
+	double secs;
+
+	if (!one)
+		return -ENOMEM;
+	for (i = 0; i < cfg->nstreams; i++) {
+		/* every stream went at the same start: the window ends with the last one's data */
+		lr_tx_collect(tx[i], one, &secs);
+		if (secs > s->window_s)
+			s->window_s = secs;
+		t->queued += one->queued;
+		t->completed += one->completed;
+		t->eot += one->eot;
+		bytes += one->completed * (opts[i].size - LR_FCS_LEN);
+		for (k = 0; k < one->nqueues && t->nqueues < LR_TX_MAX_QUEUES; k++)
+			t->queues[t->nqueues++] = one->queues[k];
+	}
+	free(one);
+	lr_dev_counters_read(cfg->tx_ifname, &d1);
+	lr_dev_counters_delta(&dd, d0, &d1);
+	t->device = (struct lr_dev_result){ dd.tx_packets, dd.tx_dropped, dd.drv_drops };
+	/*
+	 * Data frames the sending device dropped: its tx_dropped when the last
+	 * stream's data was done, before the end-of-test markers (which a full
+	 * ring may turn away too), less the reading at the start. Engines that
+	 * resend what the device pushed back (AF_PACKET) lost none of them.
+	 */
+	if (lr_tx_ops(tx[0])->drops_completed) {
+		uint64_t at_end = d0->tx_dropped, v;
+
+		for (i = 0; i < cfg->nstreams; i++)
+			if (!lr_tx_dropped_at_data_end(tx[i], &v) && v > at_end)
+				at_end = v;
+		t->device_dropped = at_end - d0->tx_dropped;
+	}
+	t->packets = t->completed - (t->device_dropped < t->completed ? t->device_dropped : t->completed);
+	/* the frames' bytes in the streams' proportions: exact when the streams share one size */
+	t->bytes = t->completed ? (uint64_t)((unsigned __int128)bytes * t->packets / t->completed) : 0;
+	t->pps = s->window_s > 0 ? t->packets / s->window_s : 0;
+	for (k = 0; k < t->nqueues; k++)
+		t->queues[k].pps = s->window_s > 0 ? t->queues[k].packets / s->window_s : 0;
+	/* every stream's workers: one mode, or "mixed" when a socket fell back */
+	s->mode = lr_tx_mode(tx[0]);
+	for (i = 1; i < cfg->nstreams; i++)
+		if (strcmp(lr_tx_mode(tx[i]), s->mode))
+			s->mode = "mixed";
+	return 0;
+}
+
+/* The first phase's engine is kept for the rest, so every step measures the same one. */
+static void keep_engine(struct lr_run *r, const struct lr_tx *tx)
+{
+	const char *name = lr_tx_ops(tx)->name;
+
+	r->engine = !strcmp(name, "live")    ? LR_ENGINE_LIVE :
+		    !strcmp(name, "afxdp") ? LR_ENGINE_AFXDP :
+					     LR_ENGINE_PACKET;
+	r->tx_engine = name;
+}
+
+/*
+ * One traffic phase: every stream's workers at their share of @pps (0: max)
+ * for @window_ns, counted by the receiver from a reset. @s may be NULL for a
+ * warm-up, whose numbers nobody reads.
+ */
+static int run_phase(struct lr_run *r, unsigned int size, uint64_t pps, uint64_t window_ns, struct lr_step *s)
+{
+	const struct lr_cfg *cfg = r->cfg;
+	struct lr_tx *tx[LR_CFG_MAX_STREAMS] = { 0 };
+	struct lr_rx_result *scratch = NULL;
+	struct lr_send_opts *opts;
+	struct lr_dev_counters d0;
+	struct lr_cpu_times c0, c1;
+	unsigned int i, base = 0;
+	bool complete;
+	uint64_t start;
+	int ret = 0;
+
+	opts = calloc(cfg->nstreams, sizeof(*opts));
+	if (!s)
+		scratch = malloc(sizeof(*scratch));
+	if (!opts || (!s && !scratch)) {
+		free(opts);
+		return LR_EXIT_RUNTIME;
+	}
+	if (lr_run_rx_reset(r)) {
+		ret = LR_EXIT_RUNTIME;
+		goto out;
+	}
+	for (i = 0; i < cfg->nstreams; i++) {
+		lr_run_stream_opts(r, &cfg->streams[i], size, pps, window_ns, &opts[i]);
+		ret = lr_tx_open(&opts[i], base, r->flows_total, &tx[i]);
+		if (ret)
+			goto out;
+		if (!r->banner_done)
+			keep_engine(r, tx[i]);
+		base += cfg->streams[i].flows;
+	}
+	r->banner_done = true;
+	for (i = 0, base = 0; i < cfg->nstreams; i++) {
+		unsigned int nw;
+
+		if (s && r->sampler)
+			lr_tx_sample(tx[i], r->sampler, base, cfg->tx_pcap_every,
+				     cfg->tx_pcap_every ? 0 : LR_PCAP_DEFAULT_COUNT);
+		lr_tx_workers(tx[i], &nw);
+		base += nw;
+		ret = lr_tx_start(tx[i]);
+		if (ret)
+			goto out;
+	}
+	for (i = 0; i < cfg->nstreams; i++)
+		lr_tx_ready(tx[i], 2 * NS);
+	lr_dev_counters_read(cfg->tx_ifname, &d0);
+	lr_cpu_times_read(&c0);
+	start = lr_now_ns();
+	for (i = 0; i < cfg->nstreams; i++)
+		lr_tx_go(tx[i], start);
+	for (;;) {
+		bool done = true;
+
+		for (i = 0; i < cfg->nstreams; i++)
+			done &= lr_tx_done(tx[i]);
+		if (done)
+			break;
+		usleep(10000);
+	}
+	lr_cpu_times_read(&c1);
+	for (i = 0; i < cfg->nstreams; i++)
+		lr_tx_join(tx[i]);
+	ret = lr_run_rx_wait(r, s ? EOT_WAIT_NS : WARMUP_WAIT_NS, s ? &s->rx : scratch, &complete);
+	if (ret || !s)
+		goto out;
+
+	/* what the senders did */
+	s->size = cfg->nstreams == 1 && !cfg->streams[0].size ? size : opts[0].size;
+	s->offered_pps = pps;
+	s->complete = complete;
+	s->ncpu = lr_cpu_split(&c0, &c1, s->cpu, LR_MAX_CPUS);
+	if (tx_sum(r, tx, opts, &d0, s)) {
+		ret = lr_fail(LR_EXIT_RUNTIME, "run", "out of memory");
+		goto out;
+	}
+	/* the markers settle each flow's tail only if they all came */
+	s->rx.settled = s->rx.settled && complete;
+	{
+		uint64_t sent = s->rx.flows_eot ? s->rx.sent : s->tx.completed;
+
+		s->loss_pct = sent ? 100.0 * (double)s->rx.lost / (double)sent : 0;
+	}
+	guess_limit(s);
+out:
+	for (i = 0; i < cfg->nstreams; i++)
+		lr_tx_close(tx[i]);
+	free(opts);
+	free(scratch);
+	return ret;
+}
+
+static struct lr_step *new_step(struct lr_run *r)
+{
+	struct lr_step *s;
+
+	if (r->nsteps >= LR_RUN_MAX_STEPS)
+		return NULL;
+	if (!(r->nsteps % 64)) {
+		s = realloc(r->steps, sizeof(*s) * (r->nsteps + 64));
+		if (!s)
+			return NULL;
+		r->steps = s;
+	}
+	s = &r->steps[r->nsteps];
+	memset(s, 0, sizeof(*s));
+	return s;
+}
+
+static void judge(const struct lr_run *r, struct lr_step *s)
+{
+	const struct lr_cfg *cfg = r->cfg;
+
+	s->pass = s->complete && s->loss_pct <= cfg->max_loss * 100 + 1e-9;
+	if (cfg->max_p99_ns && s->rx.lat_p99 > cfg->max_p99_ns)
+		s->pass = false;
+}
+
+static void progress(const struct lr_run *r, const struct lr_step *s, const char *what)
+{
+	char b1[32], b2[32], b3[32];
+
+	if (r->o->quiet)
+		return;
+	fprintf(stderr, "linerate run: %s %u B at %s: tx %s pps, rx %s pps, lost %lld (%.3f%%), p99 %.1f us%s; limit: %s\n",
+		what, s->size, s->offered_pps ? lr_fmt_si((double)s->offered_pps, b1, sizeof(b1)) : "max",
+		lr_fmt_si(s->tx.pps, b2, sizeof(b2)), lr_fmt_si(s->rx.pps, b3, sizeof(b3)), (long long)s->rx.lost,
+		s->loss_pct, s->rx.lat_p99 / 1e3, s->complete ? "" : " (markers missing)", s->limit);
+}
+
+/* One measured step: optional warm-up, then the window. */
+static int run_step(struct lr_run *r, unsigned int size, uint64_t pps, uint64_t window_ns, struct lr_step **out)
+{
+	struct lr_step *s;
+	int ret;
+
+	r->cur_size = size;
+	r->cur_pps = pps;
+	r->in_step = true;
+	if (r->cfg->warmup_ns) {
+		ret = run_phase(r, size, pps, r->cfg->warmup_ns, NULL);
+		if (ret)
+			return ret;
+	}
+	s = new_step(r);
+	if (!s) {
+		fprintf(stderr, "linerate run: too many steps (at most %d)\n", LR_RUN_MAX_STEPS);
+		return LR_EXIT_USAGE;
+	}
+	ret = run_phase(r, size, pps, window_ns, s);
+	if (ret)
+		return ret;
+	/* a step cut short by a signal is not a result */
+	if (lr_stop)
+		return LR_EXIT_RUNTIME;
+	judge(r, s);
+	r->nsteps++;
+	r->in_step = false;
+	*out = s;
+	return 0;
+}
+
+int lr_run_sweep(struct lr_run *r)
+{
+	const struct lr_cfg *cfg = r->cfg;
+	unsigned int si, ri, rep, nsizes = cfg->nsizes ? cfg->nsizes : 1;
+	char what[64];
+	int ret;
+
+	for (si = 0; si < nsizes; si++) {
+		unsigned int size = cfg->nsizes ? cfg->sizes[si] : 64;
+
+		for (ri = 0; ri < cfg->nrates; ri++) {
+			for (rep = 0; rep < cfg->repeat; rep++) {
+				struct lr_step *s;
+				uint64_t pps = lr_rate_pps(&cfg->rates[ri], size);
+
+				if (lr_stop)
+					return LR_EXIT_RUNTIME;
+				ret = run_step(r, size, pps, cfg->duration_ns, &s);
+				if (ret)
+					return ret;
+				s->rep = rep + 1;
+				snprintf(what, sizeof(what), "step %u", r->nsteps);
+				progress(r, s, what);
+			}
+		}
+	}
+	return 0;
+}
+
+/* For each size, trials at the rates the search asks for until it is done (search.c). */
+int lr_run_throughput(struct lr_run *r)
+{
+	const struct lr_cfg *cfg = r->cfg;
+	unsigned int si, nsizes = cfg->nsizes ? cfg->nsizes : 1;
+	char what[64];
+	int ret;
+
+	for (si = 0; si < nsizes; si++) {
+		struct lr_run_search *ss = &r->searches[r->nsearch++];
+		unsigned int size = cfg->nsizes ? cfg->sizes[si] : 64;
+		struct lr_search_cfg sc = {
+			.upper_pps = lr_rate_pps(&cfg->rates[0], size),
+			.resolution_pps = cfg->resolution_pps,
+			.resolution = cfg->resolution,
+			.max_trials = cfg->max_trials,
+		};
+		uint64_t rate;
+
+		ss->size = size;
+		ss->first = r->nsteps;
+		lr_search_init(&ss->s, &sc);
+		while (lr_search_next(&ss->s, &rate)) {
+			struct lr_step *s;
+
+			if (lr_stop)
+				return LR_EXIT_RUNTIME;
+			ret = run_step(r, size, rate, cfg->trial_ns, &s);
+			if (ret)
+				return ret;
+			s->trial = ss->s.ntrials + 1;
+			snprintf(what, sizeof(what), "size %u trial %u", size, s->trial);
+			progress(r, s, what);
+			lr_search_feed(&ss->s, s->tx.pps, s->pass);
+		}
+	}
+	return 0;
+}

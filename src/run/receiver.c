@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: MIT */
+/* run's receiver: an endpoint of the agent protocol in a child process, inside the [rx] namespace. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include "ctl/ctl.h"
+#include "run/run.h"
+#include "util/capture.h"
+#include "util/log.h"
+
+/* The receiver's options from [rx], as the endpoint is asked to run them. */
+static void rx_opts(const struct lr_cfg *cfg, struct lr_recv_opts *ro)
+{
+	lr_recv_opts_default(ro);
+	snprintf(ro->ifname, sizeof(ro->ifname), "%s", cfg->rx_ifname);
+	snprintf(ro->netns, sizeof(ro->netns), "%s", cfg->rx_netns);
+	ro->engine = cfg->rx_engine;
+	ro->xdp_mode = cfg->xdp_mode;
+	ro->workers = cfg->rx_workers ? cfg->rx_workers : 1;
+	ro->dst_port = cfg->dst_port;
+	if (cfg->rx_pcap[0]) {
+		snprintf(ro->pcap, sizeof(ro->pcap), "%s", cfg->rx_pcap);
+		ro->pcap_every = cfg->rx_pcap_every ? cfg->rx_pcap_every : 1;
+		ro->snaplen = cfg->rx_snaplen ? cfg->rx_snaplen : LR_PCAP_DEFAULT_SNAPLEN;
+	}
+}
+
+/*
+ * The child: Ctrl-C or a SIGTERM to the process group reaches the parent too, which tells us to
+ * quit, or its exit (the end of the stream) ends us, with the capture closed properly either way.
+ */
+static int child(int fd)
+{
+	signal(SIGINT, SIG_IGN);
+	signal(SIGTERM, SIG_IGN);
+	return lr_ctl_serve(fd);
+}
+
+/* The endpoint's own reason when it gave one (@ret > 0), else what went wrong in talking to it. */
+static void failed(int ret, const char *err, const char *what)
+{
+	char prefix[64];
+
+	if (ret > 0) {
+		lr_err_line("linerate run: [rx] ", err);
+		return;
+	}
+	snprintf(prefix, sizeof(prefix), "linerate run: the receiver %s: ", what);
+	lr_err_line(prefix, err);
+}
+
+int lr_run_rx_start(struct lr_run *r)
+{
+	struct lr_recv_opts *ro;
+	char err[1024];
+	int sv[2], ret;
+
+	r->rx.fd = -1;
+	/* a stream, as TCP to a remote agent will be: the protocol frames its own messages */
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
+		return lr_fail(LR_EXIT_RUNTIME, "run", "socketpair: %s", strerror(errno));
+	fflush(NULL);
+	r->rx.child = fork();
+	if (r->rx.child < 0) {
+		ret = errno;
+		r->rx.child = 0;
+		close(sv[0]);
+		close(sv[1]);
+		return lr_fail(LR_EXIT_RUNTIME, "run", "fork: %s", strerror(ret));
+	}
+	if (r->rx.child == 0) {
+		close(sv[0]);
+		ret = child(sv[1]);
+		close(sv[1]);
+		return -1 - ret;	/* the caller returns this exit code */
+	}
+	close(sv[1]);
+	r->rx.fd = sv[0];
+	ro = malloc(sizeof(*ro));
+	if (!ro)
+		return lr_fail(LR_EXIT_RUNTIME, "run", "out of memory");
+	rx_opts(r->cfg, ro);
+	ret = lr_ctl_hello(r->rx.fd, err, sizeof(err));
+	if (!ret)
+		ret = lr_ctl_prepare_rx(r->rx.fd, ro, r->rx.line, sizeof(r->rx.line), err, sizeof(err));
+	free(ro);
+	if (ret) {
+		failed(ret, err, "did not start");
+		return ret > 0 ? ret : LR_EXIT_RUNTIME;
+	}
+	if (!r->o->quiet)
+		fprintf(stderr, "linerate run: receiver %s\n", r->rx.line);
+	return 0;
+}
+
+void lr_run_rx_stop(struct lr_run *r)
+{
+	char err[512];
+	int status;
+
+	if (r->rx.child <= 0)
+		return;
+	/* bye comes once the capture is in place; the stream's end stops the child anyway */
+	if (lr_ctl_quit(r->rx.fd, err, sizeof(err)))
+		pr_debug("run: the receiver's quit: %s\n", err);
+	close(r->rx.fd);
+	r->rx.fd = -1;
+	waitpid(r->rx.child, &status, 0);
+	r->rx.child = 0;
+}
+
+int lr_run_rx_reset(struct lr_run *r)
+{
+	char err[1024];
+	int ret = lr_ctl_reset(r->rx.fd, err, sizeof(err));
+
+	if (ret)
+		failed(ret, err, "stopped answering");
+	return ret ? LR_EXIT_RUNTIME : 0;
+}
+
+int lr_run_rx_wait(struct lr_run *r, uint64_t timeout_ns, struct lr_rx_result *res, bool *complete)
+{
+	char err[1024];
+	int ret = lr_ctl_wait(r->rx.fd, timeout_ns, complete, res, err, sizeof(err));
+
+	if (ret)
+		failed(ret, err, "stopped answering");
+	return ret ? LR_EXIT_RUNTIME : 0;
+}

@@ -1,0 +1,270 @@
+/* SPDX-License-Identifier: MIT */
+/* run's report: the table, the JSON document (every step through the result codec) and the CSV. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <json-c/json.h>
+#include "run/run.h"
+#include "util/log.h"
+#include "util/outfile.h"
+#include "util/report.h"
+
+#define L1_EXTRA 20	/* preamble, start delimiter and inter-frame gap */
+
+const char *lr_run_tx_mode(const struct lr_run *r)
+{
+	unsigned int i;
+
+	for (i = 1; i < r->nsteps; i++)
+		if (strcmp(r->steps[i].mode, r->steps[0].mode))
+			return "mixed";
+	return r->nsteps ? r->steps[0].mode : "";
+}
+
+static struct json_object *cpu_json(const struct lr_step *s)
+{
+	struct json_object *cpu = json_object_new_array();
+	unsigned int i;
+
+	for (i = 0; i < s->ncpu; i++) {
+		struct json_object *c = json_object_new_object();
+
+		json_object_object_add(c, "cpu", json_object_new_int((int)i));
+		json_object_object_add(c, "user", json_object_new_double(s->cpu[i].user));
+		json_object_object_add(c, "system", json_object_new_double(s->cpu[i].sys));
+		json_object_object_add(c, "softirq", json_object_new_double(s->cpu[i].softirq));
+		json_object_object_add(c, "irq", json_object_new_double(s->cpu[i].irq));
+		json_object_object_add(c, "idle", json_object_new_double(s->cpu[i].idle));
+		json_object_object_add(c, "steal", json_object_new_double(s->cpu[i].steal));
+		json_object_array_add(cpu, c);
+	}
+	return cpu;
+}
+
+static struct json_object *step_json(const struct lr_step *s)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "size", json_object_new_int((int)s->size));
+	json_object_object_add(o, "offered_pps", s->offered_pps ? json_object_new_uint64(s->offered_pps) : NULL);
+	if (s->trial)
+		json_object_object_add(o, "trial", json_object_new_int((int)s->trial));
+	if (s->rep)
+		json_object_object_add(o, "repeat", json_object_new_int((int)s->rep));
+	json_object_object_add(o, "mode", json_object_new_string(s->mode));
+	json_object_object_add(o, "window_s", json_object_new_double(s->window_s));
+	json_object_object_add(o, "pass", json_object_new_boolean(s->pass));
+	json_object_object_add(o, "loss_pct", json_object_new_double(s->loss_pct));
+	json_object_object_add(o, "limit", json_object_new_string(s->limit));
+	lr_tx_result_put(o, &s->tx);
+	lr_rx_result_put(o, &s->rx);
+	json_object_object_add(o, "cpu", cpu_json(s));
+	return o;
+}
+
+static struct json_object *search_json(const struct lr_run *r, const struct lr_run_search *ss)
+{
+	struct json_object *e = json_object_new_object(), *trials = json_object_new_array();
+	unsigned int k;
+
+	json_object_object_add(e, "size", json_object_new_int((int)ss->size));
+	json_object_object_add(e, "found", json_object_new_boolean(ss->s.found));
+	if (ss->s.found) {
+		const struct lr_step *b = &r->steps[ss->first + ss->s.best];
+
+		json_object_object_add(e, "rate_pps", json_object_new_uint64(ss->s.best_pps));
+		json_object_object_add(e, "offered_pps", b->offered_pps ? json_object_new_uint64(b->offered_pps) : NULL);
+		json_object_object_add(e, "rx_pps", json_object_new_double(b->rx.pps));
+		json_object_object_add(e, "bps_l1", json_object_new_double(b->rx.pps * (ss->size + L1_EXTRA) * 8));
+		json_object_object_add(e, "latency_p50_ns", json_object_new_uint64(b->rx.lat_p50));
+		json_object_object_add(e, "latency_p99_ns", json_object_new_uint64(b->rx.lat_p99));
+	} else {
+		json_object_object_add(e, "rate_pps", NULL);
+	}
+	for (k = 0; k < ss->s.ntrials; k++)
+		json_object_array_add(trials, step_json(&r->steps[ss->first + k]));
+	json_object_object_add(e, "trials", trials);
+	return e;
+}
+
+int lr_run_write_json(const struct lr_run *r)
+{
+	const struct lr_cfg *cfg = r->cfg;
+	struct json_object *root = lr_json_doc("run"), *steps = json_object_new_array();
+	char err[256];
+	unsigned int i;
+	int ret;
+
+	json_object_object_add(root, "name", json_object_new_string(cfg->name));
+	json_object_object_add(root, "file", json_object_new_string(cfg->path));
+	json_object_object_add(root, "mode", json_object_new_string(cfg->mode == LR_RUN_THROUGHPUT ? "throughput" : "sweep"));
+	json_object_object_add(root, "engine", json_object_new_string(r->tx_engine ? r->tx_engine : ""));
+	json_object_object_add(root, "tx_mode", json_object_new_string(lr_run_tx_mode(r)));
+	json_object_object_add(root, "rx", json_object_new_string(r->rx.line));
+	for (i = 0; i < r->nsteps; i++)
+		json_object_array_add(steps, step_json(&r->steps[i]));
+	json_object_object_add(root, "steps", steps);
+	if (cfg->mode == LR_RUN_THROUGHPUT) {
+		struct json_object *res = json_object_new_array();
+
+		for (i = 0; i < r->nsearch; i++)
+			json_object_array_add(res, search_json(r, &r->searches[i]));
+		json_object_object_add(root, "throughput", res);
+	}
+	ret = lr_json_write(root, r->o->json, err, sizeof(err));
+	json_object_put(root);
+	if (ret)
+		lr_err_line("linerate run: ", err);
+	return ret;
+}
+
+static void csv_rows(FILE *f, const struct lr_run *r)
+{
+	unsigned int i;
+
+	fprintf(f, "step,size,trial,offered_pps,tx_pps,rx_pps,l1_gbps,loss_pct,lost,reordered,duplicates,"
+		   "p50_ns,p99_ns,tx_queued,tx_completed,tx_dev_dropped,rx_dev_dropped,rx_drv_drops,ring_drops,pass,limit\n");
+	for (i = 0; i < r->nsteps; i++) {
+		const struct lr_step *s = &r->steps[i];
+
+		fprintf(f, "%u,%u,%u,%llu,%.0f,%.0f,%.4f,%.4f,%lld,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%d,\"%s\"\n",
+			i + 1, s->size, s->trial, (unsigned long long)s->offered_pps, s->tx.pps, s->rx.pps,
+			s->rx.pps * (s->size + L1_EXTRA) * 8 / 1e9, s->loss_pct, (long long)s->rx.lost,
+			(unsigned long long)s->rx.late, (unsigned long long)s->rx.dups,
+			(unsigned long long)s->rx.lat_p50, (unsigned long long)s->rx.lat_p99,
+			(unsigned long long)s->tx.queued, (unsigned long long)s->tx.completed,
+			(unsigned long long)s->tx.device.dropped, (unsigned long long)s->rx.device.dropped,
+			(unsigned long long)s->rx.device.driver_drops, (unsigned long long)s->rx.ring_drops, s->pass,
+			s->limit);
+	}
+}
+
+int lr_run_write_csv(const struct lr_run *r)
+{
+	const char *path = r->o->csv;
+	struct lr_out out = { .fd = -1 };
+	char err[512];
+	FILE *f;
+	int ret = 0;
+
+	if (!strcmp(path, "-")) {
+		csv_rows(stdout, r);
+		fflush(stdout);
+		return 0;
+	}
+	ret = lr_out_open(path, LR_OUT_MODE, &out, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "linerate run: --csv: %s\n", err);
+		return ret;
+	}
+	f = fdopen(out.fd, "w");
+	if (!f) {
+		ret = -errno;
+		fprintf(stderr, "linerate run: --csv: cannot write '%s': %s\n", path, strerror(-ret));
+		lr_out_abort(&out);
+		return ret;
+	}
+	out.fd = -1;	/* the FILE owns it now */
+	csv_rows(f, r);
+	errno = 0;
+	if (fflush(f) || ferror(f) || fsync(fileno(f)))
+		ret = errno ? -errno : -EIO;
+	if (fclose(f) && !ret)
+		ret = -errno;
+	if (ret) {
+		fprintf(stderr, "linerate run: --csv: cannot write '%s': %s\n", path, strerror(-ret));
+		lr_out_abort(&out);
+	} else if ((ret = lr_out_commit(&out, err, sizeof(err)))) {
+		fprintf(stderr, "linerate run: --csv: %s\n", err);
+	}
+	return ret;
+}
+
+static void print_steps(FILE *out, const struct lr_run *r)
+{
+	unsigned int i, k;
+	char b1[32], b2[32], b3[32], b4[32];
+
+	fprintf(out, "%-4s %5s %5s %10s %10s %10s %8s %8s %6s %8s %8s  %-18s %s\n", "step", "size", "trial", "offered",
+		"tx pps", "rx pps", "L1 Gb/s", "loss %", "reord", "p50 us", "p99 us", "tx per queue", "pass");
+	for (i = 0; i < r->nsteps; i++) {
+		const struct lr_step *s = &r->steps[i];
+		char spread[64] = "";
+		size_t off = 0;
+
+		for (k = 0; k < s->tx.nqueues && off < sizeof(spread) - 12; k++)
+			off += (size_t)snprintf(spread + off, sizeof(spread) - off, "%s%s", k ? "/" : "",
+						lr_fmt_si(s->tx.queues[k].pps, b3, sizeof(b3)));
+		fprintf(out, "%-4u %5u %5s %10s %10s %10s %8.3f %8.3f %6llu %8.1f %8.1f  %-18s %s\n", i + 1, s->size,
+			s->trial ? (snprintf(b3, sizeof(b3), "%u", s->trial), b3) : "-",
+			s->offered_pps ? lr_fmt_si((double)s->offered_pps, b1, sizeof(b1)) : "max",
+			lr_fmt_si(s->tx.pps, b2, sizeof(b2)), lr_fmt_si(s->rx.pps, b4, sizeof(b4)),
+			s->rx.pps * (s->size + L1_EXTRA) * 8 / 1e9, s->loss_pct, (unsigned long long)s->rx.late,
+			s->rx.lat_p50 / 1e3, s->rx.lat_p99 / 1e3, spread, s->pass ? "yes" : "NO");
+	}
+}
+
+static void print_where(FILE *out, const struct lr_run *r)
+{
+	bool mixed = !strcmp(lr_run_tx_mode(r), "mixed");
+	unsigned int i, k, c;
+
+	fprintf(out, "\nwhere the frames went (per step): queued > completed by the device > received; drops by place; CPU split\n");
+	for (i = 0; i < r->nsteps; i++) {
+		const struct lr_step *s = &r->steps[i];
+
+		fprintf(out, "%-4u %s%s%squeued %llu, completed %llu, received %llu, lost %lld; tx dev dropped %llu, "
+			     "rx dev dropped %llu, driver drops %llu+%llu, ring %llu; rx queues",
+			i + 1, mixed ? "mode " : "", mixed ? s->mode : "", mixed ? "; " : "",
+			(unsigned long long)s->tx.queued, (unsigned long long)s->tx.completed,
+			(unsigned long long)s->rx.packets, (long long)s->rx.lost, (unsigned long long)s->tx.device.dropped,
+			(unsigned long long)s->rx.device.dropped, (unsigned long long)s->tx.device.driver_drops,
+			(unsigned long long)s->rx.device.driver_drops, (unsigned long long)s->rx.ring_drops);
+		for (k = 0; k < LR_RX_MAX_QUEUES; k++)
+			if (s->rx.queue_packets[k])
+				fprintf(out, " q%u:%llu", k, (unsigned long long)s->rx.queue_packets[k]);
+		fprintf(out, "\n     cpu");
+		for (c = 0; c < s->ncpu; c++)
+			fprintf(out, "%s%u usr %.0f%% sys %.0f%% sirq %.0f%% idle %.0f%%", c ? "; " : " ", c, s->cpu[c].user,
+				s->cpu[c].sys, s->cpu[c].softirq, s->cpu[c].idle);
+		fprintf(out, "; limit: %s\n", s->limit);
+	}
+}
+
+static void print_searches(FILE *out, const struct lr_run *r)
+{
+	unsigned int i;
+	char b1[32];
+
+	fprintf(out, "\nzero-loss throughput (loss <= %.4g%%):\n", r->cfg->max_loss * 100);
+	for (i = 0; i < r->nsearch; i++) {
+		const struct lr_run_search *ss = &r->searches[i];
+		const struct lr_step *b;
+		double rate = (double)ss->s.best_pps;
+
+		if (!ss->s.found) {
+			fprintf(out, "  %5u B: no rate passed in %u trials\n", ss->size, ss->s.ntrials);
+			continue;
+		}
+		b = &r->steps[ss->first + ss->s.best];
+		fprintf(out, "  %5u B: %s pps (%.3f Gbit/s L1), p50 %.1f us, p99 %.1f us, %u trials\n", ss->size,
+			lr_fmt_si(rate, b1, sizeof(b1)), rate * (ss->size + L1_EXTRA) * 8 / 1e9, b->rx.lat_p50 / 1e3,
+			b->rx.lat_p99 / 1e3, ss->s.ntrials);
+	}
+}
+
+void lr_run_print_table(const struct lr_run *r)
+{
+	const struct lr_cfg *cfg = r->cfg;
+	const struct lr_run_opts *o = r->o;
+	FILE *out = (o->json[0] && !strcmp(o->json, "-")) || (o->csv[0] && !strcmp(o->csv, "-")) ? stderr : stdout;
+
+	fprintf(out, "\n%s: %s, tx engine %s (%s); rx %s\n", cfg->name,
+		cfg->mode == LR_RUN_THROUGHPUT ? "throughput search (RFC 2544 26.1)" : "sweep", r->tx_engine,
+		lr_run_tx_mode(r), r->rx.line);
+	print_steps(out, r);
+	print_where(out, r);
+	if (cfg->mode == LR_RUN_THROUGHPUT)
+		print_searches(out, r);
+}

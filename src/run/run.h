@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `linerate run` inside: the steps it measured, the receiver endpoint it drives, and the parts
+ * that share them (phase.c runs steps and searches, receiver.c the receiver, report.c the output).
+ */
+#ifndef LINERATE_RUN_H
+#define LINERATE_RUN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "cmd/cmd.h"
+#include "run/config.h"
+#include "run/search.h"
+#include "sys/counters.h"
+#include "util/result.h"
+
+#define LR_RUN_MAX_STEPS 4096
+
+/* One measured window: what the senders did, what the receiver counted, and the verdict. */
+struct lr_step {
+	unsigned int size;
+	uint64_t offered_pps;	/* 0: max */
+	unsigned int trial;	/* throughput search: 1-based trial of this size; 0 for sweeps */
+	unsigned int rep;	/* sweeps: 1-based repetition; 0 for searches */
+	const char *mode;	/* the mode the tx engine ran this window in */
+	double window_s;	/* start to the last worker's data end */
+	struct lr_tx_result tx;	/* every stream's workers together */
+	struct lr_rx_result rx;
+	bool complete;	/* every flow's end-of-test marker arrived */
+	double loss_pct;
+	unsigned int ncpu;
+	struct lr_cpu_split cpu[LR_MAX_CPUS];
+	char limit[160];	/* what most likely limited the rate */
+	bool pass;	/* within the thresholds */
+};
+
+/* The search of one frame size: its trials are steps[first .. first + s.ntrials - 1]. */
+struct lr_run_search {
+	unsigned int size;
+	unsigned int first;
+	struct lr_search s;
+};
+
+/* The receiver endpoint: a child process in [rx] netns, spoken to over a socket. */
+struct lr_run_rx {
+	int fd;	/* -1: none */
+	pid_t child;	/* 0: none */
+	char line[768];	/* its start line */
+};
+
+struct lr_run {
+	const struct lr_cfg *cfg;
+	const struct lr_run_opts *o;
+	struct lr_run_rx rx;
+	enum lr_engine_kind engine;	/* the engine the first phase chose, kept for the rest */
+	const char *tx_engine;
+	unsigned int flows_total;
+	struct lr_step *steps;
+	unsigned int nsteps;
+	struct lr_run_search searches[LR_CFG_MAX_SIZES];
+	unsigned int nsearch;
+	struct lr_pcap_writer *pcap;	/* [tx] pcap: samples of every measured window */
+	struct lr_sampler *sampler;
+	bool banner_done;
+	/* the step under way, for the message when a signal cuts it short */
+	unsigned int cur_size;
+	uint64_t cur_pps;
+	bool in_step;
+};
+
+/* phase.c: a sweep (sizes x rates x repeat), or a search per size; 0 or an exit code. */
+int lr_run_sweep(struct lr_run *r);
+int lr_run_throughput(struct lr_run *r);
+/* phase.c: the sender options of stream @st at @size and @pps (0: max) for @window_ns. */
+void lr_run_stream_opts(const struct lr_run *r, const struct lr_cfg_stream *st, unsigned int size, uint64_t pps,
+			uint64_t window_ns, struct lr_send_opts *o);
+
+/*
+ * receiver.c: forks the receiver endpoint and has it prepare [rx]. 0, an exit code, or, in the
+ * child, -1 - its exit code once it is done (the caller returns that from main).
+ */
+int lr_run_rx_start(struct lr_run *r);
+void lr_run_rx_stop(struct lr_run *r);
+/* Zero its counts; wait for the markers and collect. 0, or 1 after one line on stderr. */
+int lr_run_rx_reset(struct lr_run *r);
+int lr_run_rx_wait(struct lr_run *r, uint64_t timeout_ns, struct lr_rx_result *res, bool *complete);
+
+/* report.c: the table on stdout (stderr when a file is "-"), the JSON and CSV files. */
+void lr_run_print_table(const struct lr_run *r);
+int lr_run_write_json(const struct lr_run *r);
+int lr_run_write_csv(const struct lr_run *r);
+/* The tx mode every step ran in, or "mixed"; "" before the first step. */
+const char *lr_run_tx_mode(const struct lr_run *r);
+
+#endif

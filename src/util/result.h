@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The result of a send (tx) and of a receive (rx) as plain structs, and their one JSON codec:
+ * send --json, recv --json, run's steps and the messages of the agent protocol all go through it.
+ */
+#ifndef LINERATE_RESULT_H
+#define LINERATE_RESULT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <json-c/json.h>
+#include "linerate/flow.h"
+
+#define LR_TX_MAX_QUEUES	64	/* per_queue entries of a tx result (the workers of a test) */
+#define LR_RESULT_PATH_MAX	4096
+
+/* A device's own counters over a test, one direction ("device": {"rx_packets", "rx_dropped", ...}). */
+struct lr_dev_result {
+	uint64_t packets, dropped;
+	uint64_t driver_drops;	/* the driver's ethtool counters named *drops or *errors */
+};
+
+struct lr_tx_queue_result {
+	unsigned int queue, cpu;
+	uint64_t packets;	/* data frames the device completed */
+	double pps;
+	uint64_t ring_full, kicks, kick_errors;
+	bool have_device_packets;	/* the driver keeps a per-queue count (veth does not) */
+	uint64_t device_packets;
+};
+
+struct lr_tx_result {
+	uint64_t packets;	/* data frames the device accepted */
+	uint64_t queued, completed;
+	uint64_t bytes;	/* of those frames, without the FCS */
+	double pps;
+	uint64_t device_dropped;	/* the interface's tx_dropped over the data phase ("device_tx_dropped") */
+	uint64_t eot;	/* end-of-test markers sent ("eot_markers") */
+	struct lr_dev_result device;	/* the interface's counters over the whole test, markers included */
+	unsigned int nqueues;
+	struct lr_tx_queue_result queues[LR_TX_MAX_QUEUES];
+};
+
+/* Everything a receive reports, settled: the sum of the counting sources and the flows. */
+struct lr_rx_result {
+	uint64_t packets, bytes, foreign, ring_drops;
+	uint64_t eot;	/* end-of-test markers received ("eot_markers") */
+	uint64_t bad_flow;	/* test frames whose flow id is out of range */
+	uint64_t sent;	/* from end-of-test markers: valid when flows_eot > 0, else 0 and "sent" is null */
+	uint64_t late, dups;	/* "reordered", "duplicates" */
+	int64_t lost;	/* markers settle it; else open sequence gaps */
+	unsigned int flows, flows_eot, flows_announced;
+	bool settled;	/* "tail_settled": every flow's marker is in */
+	double active_s;	/* first to last data frame */
+	double pps;	/* over active_s */
+	uint64_t lat_count, lat_min, lat_p50, lat_p90, lat_p99, lat_p999, lat_max, lat_mean;
+	uint64_t lat_future;	/* frames stamped ahead of this clock */
+	uint64_t queue_packets[LR_RX_MAX_QUEUES];
+	struct lr_dev_result device;	/* the receiving interface's counters over the same span */
+	/* --pcap: the file ("" when writing failed and nothing was kept), what was written, lost, capped */
+	bool pcap;
+	char pcap_file[LR_RESULT_PATH_MAX];
+	uint64_t pcap_written, pcap_dropped, pcap_capped, pcap_every;
+	unsigned int pcap_snaplen;
+};
+
+/* Mean bytes per frame received, without the FCS; 0 before the first frame. */
+double lr_rx_result_frame_bytes(const struct lr_rx_result *r);
+
+/* Adds "tx" to @parent. */
+void lr_tx_result_put(struct json_object *parent, const struct lr_tx_result *r);
+/* Reads "tx" of @parent into @r: 0, or -EINVAL with the key and the reason in @err. */
+int lr_tx_result_get(struct json_object *parent, struct lr_tx_result *r, char *err, size_t errlen);
+/* Adds "active_s", "rx" and "latency_ns" to @parent. */
+void lr_rx_result_put(struct json_object *parent, const struct lr_rx_result *r);
+/* Reads them back into @r: 0, or -EINVAL with the key and the reason in @err. */
+int lr_rx_result_get(struct json_object *parent, struct lr_rx_result *r, char *err, size_t errlen);
+
+#endif
