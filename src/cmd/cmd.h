@@ -6,8 +6,7 @@
 #include <stdio.h>
 #include "cmd/cli.h"
 #include "cmd/opts.h"
-
-enum { LR_EXIT_OK = 0, LR_EXIT_RUNTIME = 1, LR_EXIT_USAGE = 2, LR_EXIT_THRESHOLD = 3 };
+#include "util/log.h"
 
 struct lr_run_opts {
 	char file[LR_PATH_MAX];
@@ -26,5 +25,7 @@ int lr_cli_parse_run(int argc, char **argv, struct lr_run_opts *o, FILE *help_ou
 int lr_cmd_run(const struct lr_run_opts *o);
 int lr_cmd_send(const struct lr_send_opts *o);
 int lr_cmd_recv(const struct lr_recv_opts *o);
+int lr_cmd_probe(const struct lr_probe_opts *o);
+int lr_cmd_veth(const struct lr_veth_opts *o);
 
 #endif

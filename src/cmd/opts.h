@@ -83,6 +83,22 @@ struct lr_recv_opts {
 	int verbose;
 };
 
+/* `linerate probe` */
+struct lr_probe_opts {
+	char ifname[IF_NAMESIZE];
+	char netns[LR_PATH_MAX];
+	char json[LR_PATH_MAX];	/* "" for none, "-" for stdout */
+	int verbose;
+};
+
+/* `linerate veth` */
+struct lr_veth_opts {
+	char target[LR_PATH_MAX];	/* "container:NAME[:IFNAME]" */
+	char netns[LR_PATH_MAX];	/* look for the peer there instead of here */
+	char json[LR_PATH_MAX];	/* "" for the plain name, "-" for stdout */
+	int verbose;
+};
+
 void lr_send_opts_default(struct lr_send_opts *o);
 void lr_recv_opts_default(struct lr_recv_opts *o);
 
@@ -93,5 +109,7 @@ void lr_recv_opts_default(struct lr_recv_opts *o);
 #include <stdio.h>
 int lr_cli_parse_send(int argc, char **argv, struct lr_send_opts *o, FILE *help_out, char *err, size_t errlen);
 int lr_cli_parse_recv(int argc, char **argv, struct lr_recv_opts *o, FILE *help_out, char *err, size_t errlen);
+int lr_cli_parse_probe(int argc, char **argv, struct lr_probe_opts *o, FILE *help_out, char *err, size_t errlen);
+int lr_cli_parse_veth(int argc, char **argv, struct lr_veth_opts *o, FILE *help_out, char *err, size_t errlen);
 
 #endif

@@ -142,11 +142,12 @@ LR_CLI_ENTRY(send, struct lr_send_opts, lr_cmd_send)
 
 const struct lr_cli lr_send_cli = {
 	.cmd = "send",
-	.summary = "blast test frames through AF_XDP from pinned per-queue workers",
+	.summary = "blast test frames from pinned per-queue workers (live, AF_XDP or AF_PACKET)",
 	.usage = "-i IFACE --dst-ip IP [options]",
-	.about = "Blasts UDP test frames from pinned per-queue workers through AF_XDP (or AF_PACKET). Every frame carries\n"
-		 "a flow id, a sequence number and a timestamp that `linerate recv` checks. Sizes are\n"
-		 "Ethernet frame sizes with FCS (RFC 2544); bit rates are L1 line rates (+20 B a frame).",
+	.about = "Blasts UDP test frames from pinned per-queue workers: in-kernel live frames, AF_XDP or\n"
+		 "AF_PACKET. Every frame carries a flow id, a sequence number and a timestamp that\n"
+		 "`linerate recv` checks. Sizes are Ethernet frame sizes with FCS (RFC 2544); bit rates\n"
+		 "are L1 line rates (+20 B a frame).",
 	LR_BINDS(send_binds),
 	.size = sizeof(struct lr_send_opts),
 	.init = send_init,

@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "cmd/cmd.h"
 #include "ctl/ctl.h"
 #include "ctl/msg.h"
 #include "rx/rx.h"

@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 #include "ctl/msg.h"
 #include "tx/rate.h"
+#include "util/clock.h"
 
 #define HDR_LEN 4
 
@@ -51,11 +52,6 @@ int lr_msg_get(struct json_object *msg, const struct lr_jfield *f, void *base, c
 	return 0;
 }
 
-static int64_t now_ms(void)
-{
-	return (int64_t)(lr_now_ns() / 1000000);
-}
-
 /* Waits until @fd is ready for @events, or the deadline (-1: none) has passed: 0, -ETIMEDOUT or -errno. */
 static int wait_fd(int fd, short events, int64_t deadline)
 {
@@ -65,7 +61,7 @@ static int wait_fd(int fd, short events, int64_t deadline)
 		int n;
 
 		if (deadline >= 0) {
-			left = deadline - now_ms();
+			left = deadline - lr_now_ms();
 			if (left <= 0)
 				return -ETIMEDOUT;
 		}
@@ -142,7 +138,7 @@ int lr_msg_send(int fd, struct json_object *msg, int timeout_ms, char *err, size
 	be = htonl((uint32_t)len);
 	memcpy(buf, &be, HDR_LEN);
 	memcpy(buf + HDR_LEN, text, len);
-	ret = write_full(fd, buf, HDR_LEN + len, timeout_ms < 0 ? -1 : now_ms() + timeout_ms);
+	ret = write_full(fd, buf, HDR_LEN + len, timeout_ms < 0 ? -1 : lr_now_ms() + timeout_ms);
 	free(buf);
 	if (ret == -ETIMEDOUT)
 		snprintf(err, errlen, "cannot send a '%s' message: the peer took none of it for %d ms", lr_msg_type(msg),
@@ -224,7 +220,7 @@ static int parse(const char *buf, size_t len, struct json_object **out, char *er
 
 int lr_msg_recv(int fd, size_t max, int timeout_ms, struct json_object **out, char *err, size_t errlen)
 {
-	int64_t deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+	int64_t deadline = timeout_ms < 0 ? -1 : lr_now_ms() + timeout_ms;
 	uint32_t be;
 	size_t len, got;
 	char *buf;

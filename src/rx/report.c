@@ -6,7 +6,6 @@
 #include <json-c/json.h>
 #include "linerate/probe.h"
 #include "tx/frame.h"
-#include "cmd/cmd.h"
 #include "rx/rx.h"
 #include "util/log.h"
 #include "util/report.h"

@@ -8,7 +8,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "cmd/cmd.h"
 #include "rx/rx.h"
 #include "tx/frame.h"
 #include "tx/rate.h"

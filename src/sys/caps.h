@@ -10,15 +10,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <net/if.h>
-#include "cmd/opts.h"
 #include "sys/netdev.h"
-
-struct lr_probe_opts {
-	char ifname[IF_NAMESIZE];
-	char netns[LR_PATH_MAX];
-	char json[LR_PATH_MAX];	/* "" for none, "-" for stdout */
-	int verbose;
-};
 
 enum lr_cap_state {
 	LR_CAP_UNKNOWN = 0,	/* could not tell (no privileges, old kernel) */
@@ -73,10 +65,5 @@ const char *lr_cap_key(enum lr_cap_id id);
 const char *lr_cap_label(enum lr_cap_id id);
 /* "yes", "no", "likely", "unknown" */
 const char *lr_cap_state_name(enum lr_cap_state state);
-
-/* `linerate probe`: argv[0] is "probe". 0, 1 when help went to @help_out, or -EINVAL with a message. */
-int lr_cli_parse_probe(int argc, char **argv, struct lr_probe_opts *o, FILE *help_out, char *err, size_t errlen);
-/* The command body; returns the exit code. */
-int lr_cmd_probe(const struct lr_probe_opts *o);
 
 #endif

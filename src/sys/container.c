@@ -30,6 +30,7 @@
 #include "sys/container.h"
 #include "sys/netdev.h"
 #include "sys/nl.h"
+#include "util/clock.h"
 #include "util/log.h"
 
 extern char **environ;
@@ -115,14 +116,6 @@ static int find_cli(const char *name, char *path, size_t len, char *err, size_t 
 	return -ENOENT;
 }
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Appends what @fd has to @buf (keeping at most ANSWER_MAX - 1 bytes); false at EOF or error. */
 static bool drain(int fd, char *buf, size_t *len)
 {
@@ -200,13 +193,13 @@ static int run_inspect(const char *cli, const char *name, struct cli_answer *a)
 	close(errp[1]);
 	outp[1] = errp[1] = -1;
 
-	deadline = now_ms() + LR_CONTAINER_TIMEOUT_MS;
+	deadline = lr_now_ms() + LR_CONTAINER_TIMEOUT_MS;
 	while (out_open || err_open) {
 		struct pollfd pfd[2] = {
 			{ .fd = out_open ? outp[0] : -1, .events = POLLIN },
 			{ .fd = err_open ? errp[0] : -1, .events = POLLIN },
 		};
-		int64_t left = deadline - now_ms();
+		int64_t left = deadline - lr_now_ms();
 		int n;
 
 		if (left <= 0) {
@@ -239,7 +232,7 @@ static int run_inspect(const char *cli, const char *name, struct cli_answer *a)
 			pid = -1;
 			break;
 		}
-		if (now_ms() >= deadline) {
+		if (lr_now_ms() >= deadline) {
 			a->timed_out = true;
 			break;
 		}

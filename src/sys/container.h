@@ -6,11 +6,11 @@
 #ifndef LINERATE_CONTAINER_H
 #define LINERATE_CONTAINER_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <net/if.h>
-#include "cmd/opts.h"
 
 #define LR_CONTAINER_PREFIX "container:"
 #define LR_CONTAINER_NAME_MAX 128	/* with the NUL; Docker IDs are 64 hex digits, names rarely long */
@@ -42,7 +42,7 @@ int lr_container_parse_inspect(const char *name, const char *answer, int *pid, c
 
 struct lr_container {
 	char name[LR_CONTAINER_NAME_MAX];
-	char cli[LR_PATH_MAX];	/* the CLI that answered */
+	char cli[PATH_MAX];	/* the CLI that answered */
 	int pid;	/* in the PID namespace of the CLI's daemon, which must be ours */
 	char netns[64];	/* /proc/PID/ns/net */
 };
@@ -71,18 +71,5 @@ struct lr_container_veth {
  */
 int lr_container_veth_find(const struct lr_container_spec *spec, struct lr_container_veth *out, char *err,
 			   size_t errlen);
-
-/* `linerate veth` */
-struct lr_veth_opts {
-	char target[LR_PATH_MAX];	/* "container:NAME[:IFNAME]" */
-	char netns[LR_PATH_MAX];	/* look for the peer there instead of here */
-	char json[LR_PATH_MAX];	/* "" for the plain name, "-" for stdout */
-	int verbose;
-};
-
-/* 0, 1 when --help was printed to @help_out, or -EINVAL with a message. */
-int lr_cli_parse_veth(int argc, char **argv, struct lr_veth_opts *o, FILE *help_out, char *err, size_t errlen);
-/* The command body; returns the exit code. */
-int lr_cmd_veth(const struct lr_veth_opts *o);
 
 #endif

@@ -4,7 +4,6 @@
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <sys/socket.h>
@@ -15,6 +14,7 @@
 
 #include "sys/netdev.h"
 #include "sys/nl.h"
+#include "util/clock.h"
 #include "util/log.h"
 
 /* Neighbour states in which the entry carries a usable link-layer address. */
@@ -205,14 +205,6 @@ static int route_get(const struct lr_if *ifc, int family, const struct in6_addr 
 	return lr_nl_talk(NETLINK_ROUTE, &req, route_parse_msg, &q);
 }
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Empties a notification socket: the events only wake us, the entry is read again anyway. */
 static void drain(struct mnl_socket *nl)
 {
@@ -270,7 +262,7 @@ static int neigh_resolve(const struct lr_if *ifc, int family, const struct in6_a
 	if (err)
 		goto out;
 
-	deadline = now_ms() + RESOLVE_MS;
+	deadline = lr_now_ms() + RESOLVE_MS;
 	for (;;) {
 		err = neigh_get(ifc, family, addr, &n);
 		if (!err && lr_if_neigh_usable(&n)) {
@@ -288,7 +280,7 @@ static int neigh_resolve(const struct lr_if *ifc, int family, const struct in6_a
 			err = -EINTR;
 			break;
 		}
-		left = deadline - now_ms();
+		left = deadline - lr_now_ms();
 		if (left <= 0) {
 			err = -ETIMEDOUT;
 			break;
@@ -301,7 +293,7 @@ static int neigh_resolve(const struct lr_if *ifc, int family, const struct in6_a
 		drain(nl);
 	}
 	pr_debug("%s: resolving took %lld ms: %s\n", ifc->name,
-		 (long long)(now_ms() - deadline + RESOLVE_MS), err ? strerror(-err) : "resolved");
+		 (long long)(lr_now_ms() - deadline + RESOLVE_MS), err ? strerror(-err) : "resolved");
 out:
 	/*
 	 * The kernel would go on asking (mcast_probes, one a second) and put

@@ -1,17 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Dual token-bucket pacing in integer nanopackets, so no rate drifts from rounding. */
-#include <time.h>
 #include "tx/rate.h"
 
 #define NS 1000000000ULL
-
-uint64_t lr_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * NS + (uint64_t)ts.tv_nsec;
-}
 
 static void bucket_init(struct lr_bucket *b, uint64_t rate, uint64_t depth, uint64_t now_ns)
 {

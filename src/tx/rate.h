@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include "util/clock.h"
 
 /* One bucket: @rate packets a second, at most @depth packets of credit (kept as packets * 1e9). */
 struct lr_bucket {
@@ -81,6 +82,5 @@ uint64_t lr_pace_burst_for_call(uint64_t pps, uint64_t call_ns, uint64_t min_bur
  */
 uint64_t lr_run_fit(uint64_t budget, uint64_t left_ns, uint64_t ns_per_frame);
 
-uint64_t lr_now_ns(void);
 
 #endif

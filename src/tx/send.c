@@ -13,7 +13,6 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <sys/socket.h>
-#include "cmd/cmd.h"
 #include "tx/engine.h"
 #include "tx/rate.h"
 #include "tx/tx.h"

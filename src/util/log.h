@@ -6,6 +6,9 @@
 #include <signal.h>
 #include <stddef.h>
 
+/* Exit codes of every command: 0 ok, 1 runtime failure, 2 usage or environment, 3 a threshold missed. */
+enum { LR_EXIT_OK = 0, LR_EXIT_RUNTIME = 1, LR_EXIT_USAGE = 2, LR_EXIT_THRESHOLD = 3 };
+
 enum lr_log_level { LR_LOG_WARN = 0, LR_LOG_INFO = 1, LR_LOG_DEBUG = 2 };
 
 void lr_log_set_level(int level);

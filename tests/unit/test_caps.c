@@ -15,6 +15,7 @@
 
 #include <libmnl/libmnl.h>
 
+#include "cmd/opts.h"
 #include "sys/caps.h"
 #include "sys/netdev.h"
 
