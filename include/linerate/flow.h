@@ -135,11 +135,11 @@ struct lr_rx_counters {
 	__u64 lat_sum;
 	__u64 lat_min;
 	__u64 lat_max;
-	__u64 lat_future;	/* tx stamp ahead of the receive clock: not the same host */
+	__u64 lat_future;	/* tx stamp ahead of the receive clock, offset applied */
 	__u64 sample_tick;	/* data frames seen by the sampler: one in cfg_sample_every is taken */
 	__u64 samples;	/* frames handed to the capture (ring buffer or sampler) */
 	__u64 sample_drops;	/* frames to sample that found the capture ring full */
-	__u64 first_ns;	/* receive time of the first and last data frame (CLOCK_MONOTONIC) */
+	__u64 first_ns;	/* receive time of the first and last data frame (the stamping clock) */
 	__u64 last_ns;
 	__u64 queue_packets[LR_RX_MAX_QUEUES];
 	__u64 lat_hist[LR_LAT_BUCKETS];
@@ -154,7 +154,7 @@ struct lr_rx_counters {
 #define LR_RX_SNAP_MAX	9018	/* a jumbo frame with its FCS: the largest --snaplen */
 
 struct lr_rx_sample {
-	__u64 ts_ns;	/* receive time, CLOCK_MONOTONIC */
+	__u64 ts_ns;	/* receive time, the stamping clock (bpf_ktime_get_ns()) */
 	__u32 len;	/* the frame's full length */
 	__u32 caplen;	/* bytes of it in data[] */
 	__u8 data[];
@@ -163,12 +163,16 @@ struct lr_rx_sample {
 /*
  * Counting one test frame, shared by the XDP program and the AF_PACKET
  * receiver: @c is this CPU's or thread's counters, @st the frame's flow,
- * @now the receive time on CLOCK_MONOTONIC, @queue its receive queue (or
- * LR_RX_MAX_QUEUES when unknown).
+ * @now the receive time on the stamping clock (the host's CLOCK_MONOTONIC),
+ * @queue its receive queue (or LR_RX_MAX_QUEUES when unknown), @offset the
+ * receiver's clock minus the sender's in ns (0 on one host), which moves
+ * @now onto the clock the sender stamped with.
  */
 LR_INLINE void lr_rx_count_data(struct lr_rx_counters *c, struct lr_flow_state *st, const struct lr_pkt *pkt,
-				__u32 bytes, __u32 queue, __u64 now)
+				__u32 bytes, __u32 queue, __u64 now, __s64 offset)
 {
+	__u64 lat;
+
 	c->packets++;
 	c->bytes += bytes;
 	if (queue < LR_RX_MAX_QUEUES)
@@ -179,8 +183,14 @@ LR_INLINE void lr_rx_count_data(struct lr_rx_counters *c, struct lr_flow_state *
 	c->last_ns = now;
 	if (!pkt->tail)
 		return;
-	if (pkt->tail <= now) {
-		__u64 lat = now - pkt->tail;
+	/*
+	 * Modulo 2^64, read as signed: right for any latency within 292 years
+	 * either way, so an offset larger than @now cannot wrap into a huge
+	 * positive latency. Negative: stamped after it arrived, by the
+	 * receiver's clock (another host, or an offset estimated too high).
+	 */
+	lat = now - (__u64)offset - pkt->tail;
+	if ((__s64)lat >= 0) {
 		__u32 b = lr_lat_bucket(lat);
 
 		if (b < LR_LAT_BUCKETS)

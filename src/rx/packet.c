@@ -35,7 +35,8 @@ struct pkt_thread {
 	int fd;
 	uint8_t *ring;
 	size_t ring_len;
-	int64_t rt_to_mono;	/* CLOCK_MONOTONIC - CLOCK_REALTIME, for the kernel's receive stamps */
+	int64_t rt_to_mono;	/* the stamping clock - CLOCK_REALTIME, for the kernel's receive stamps */
+	int64_t clock_offset;	/* the receiver's clock minus the sender's (lr_recv_opts.clock_offset_ns) */
 	struct lr_sampler *sampler;	/* --pcap: this thread is producer @index of it */
 	unsigned int index;
 	uint64_t every;	/* one data frame in @every is sampled */
@@ -86,9 +87,9 @@ static void count_frame(struct pkt_thread *t, const struct tpacket3_hdr *h)
 		lr_rx_count_eot(t->c, &t->flows[pkt.flow], &pkt);	/* not sampled, as in XDP */
 		return;
 	}
-	/* the kernel's software receive stamp (CLOCK_REALTIME), moved onto the sender's clock */
+	/* the kernel's software receive stamp (CLOCK_REALTIME), moved onto the stamping clock BPF reads */
 	now = (uint64_t)((int64_t)h->tp_sec * 1000000000LL + h->tp_nsec + t->rt_to_mono);
-	lr_rx_count_data(t->c, &t->flows[pkt.flow], &pkt, h->tp_len, LR_RX_MAX_QUEUES, now);
+	lr_rx_count_data(t->c, &t->flows[pkt.flow], &pkt, h->tp_len, LR_RX_MAX_QUEUES, now, t->clock_offset);
 	if (t->sampler && t->c->sample_tick++ % t->every == 0)
 		take_sample(t, h, data);
 }
@@ -293,6 +294,7 @@ static int packet_open(struct lr_rx *rx, char *why, size_t len)
 		t->flows = p->flows;
 		t->c = &rx->sources[i];
 		t->rt_to_mono = -lr_realtime_offset();
+		t->clock_offset = rx->o->clock_offset_ns;
 		t->sampler = p->sampler;
 		t->index = i;
 		t->every = rx->o->pcap_every ? rx->o->pcap_every : 1;

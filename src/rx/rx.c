@@ -159,6 +159,10 @@ int lr_rx_collect(struct lr_rx *rx, struct lr_rx_result *r)
 	r->lat_p90 = lr_lat_quantile(s->lat_hist, LR_LAT_BUCKETS, s->lat_count, 0.90, s->lat_min, s->lat_max);
 	r->lat_p99 = lr_lat_quantile(s->lat_hist, LR_LAT_BUCKETS, s->lat_count, 0.99, s->lat_min, s->lat_max);
 	r->lat_p999 = lr_lat_quantile(s->lat_hist, LR_LAT_BUCKETS, s->lat_count, 0.999, s->lat_min, s->lat_max);
+	/* one clock; or an offset a controller loaded, whose bound and verdict it fills in (ctl/clock.h) */
+	r->lat_clock = rx->o->clock_offset_ns ? LR_LAT_CLOCK_ESTIMATED : LR_LAT_CLOCK_SAME_HOST;
+	r->lat_offset_ns = rx->o->clock_offset_ns;
+	r->lat_valid = !rx->o->clock_offset_ns;
 	memcpy(r->queue_packets, s->queue_packets, sizeof(r->queue_packets));
 	/* while the capture runs the writer's counts trail the samples a little: a live view */
 	r->pcap_written = rx->pcap ? lr_pcap_records(rx->pcap) : rx->pcap_written;

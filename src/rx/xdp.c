@@ -27,7 +27,7 @@ struct xdp_priv {
 	size_t flows_len;
 	/* --pcap: the ring buffer's consumer thread is the writer's only user until stop */
 	struct ring_buffer *rb;
-	int64_t rt_offset;	/* CLOCK_REALTIME - CLOCK_MONOTONIC, for the records' stamps */
+	int64_t rt_offset;	/* CLOCK_REALTIME - the stamping clock, for the records' stamps */
 	pthread_t thread;
 	bool started;
 	volatile int cap_stop;
@@ -191,6 +191,7 @@ static int xdp_open(struct lr_rx *rx, char *why, size_t len)
 	}
 	x->skel->rodata->cfg_dport = o->dst_port;
 	x->skel->rodata->cfg_pass_test = o->pass;
+	x->skel->rodata->cfg_clock_offset = o->clock_offset_ns;
 	if (rx->pcap) {
 		x->skel->rodata->cfg_sample_every = o->pcap_every ? o->pcap_every : 1;
 		x->skel->rodata->cfg_sample_foreign = o->pcap_foreign;

@@ -119,7 +119,7 @@ struct lr_worker {
 	struct lr_sampler *sampler;
 	uint64_t sample_every, sample_left, stamped;
 	unsigned int sample_producer;	/* this worker's ring in the sampler */
-	int64_t rt_offset;	/* CLOCK_REALTIME - CLOCK_MONOTONIC */
+	int64_t rt_offset;	/* CLOCK_REALTIME - the stamping clock (lr_realtime_offset()) */
 	struct lr_replay *replay;
 	char note[160];	/* why a better mode was not used, for the start line */
 };

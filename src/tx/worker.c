@@ -11,6 +11,7 @@
 #include <sys/prctl.h>
 #include "tx/engine.h"
 #include "tx/rate.h"
+#include "util/clock.h"
 #include "util/log.h"
 
 #define NS 1000000000ULL
@@ -147,6 +148,7 @@ static int send_timed(struct lr_worker *w)
 	const struct lr_pcap_frames *fr = w->replay->fr;
 	const uint64_t base = fr->f[0].ts_ns, span = fr->f[fr->n - 1].ts_ns - base;
 	const uint64_t loop_ns = span + (fr->n > 1 ? span / (fr->n - 1) : 1000);
+	const uint64_t timens = (uint64_t)lr_timens_offset_ns();
 	uint64_t start = lr_now_ns(), now, i, due = 0;
 	unsigned int k;
 	int n;
@@ -175,7 +177,7 @@ static int send_timed(struct lr_worker *w)
 				return n;
 			continue;
 		}
-		w->stamp_ns = now;
+		w->stamp_ns = now - timens;
 		n = w->ops->tx(w, k);
 		if (n < 0)
 			return n;
@@ -187,6 +189,7 @@ static int send_data(struct lr_worker *w)
 {
 	const unsigned int batch = w->batch ? w->batch : w->ops->batch ? w->ops->batch : w->opts->batch;
 	const uint64_t slice_ns = w->slice_ns ? w->slice_ns : w->ops->slice_ns;
+	const uint64_t timens = (uint64_t)lr_timens_offset_ns();
 	struct lr_pacer pacer;
 	uint64_t now, want, allow;
 	int n;
@@ -223,8 +226,11 @@ static int send_data(struct lr_worker *w)
 				return n;
 			continue;
 		}
-		/* one timestamp per batch: the batch is queued to the kernel as one */
-		w->stamp_ns = now;
+		/*
+		 * One timestamp per batch (it is queued to the kernel as one), on the stamping clock:
+		 * @now is CLOCK_MONOTONIC, which a time namespace shifts and bpf_ktime_get_ns() does not.
+		 */
+		w->stamp_ns = now - timens;
 		n = w->ops->tx(w, (unsigned int)allow);
 		if (n < 0)
 			return n;

@@ -50,7 +50,7 @@ uint64_t lr_sampler_dropped(const struct lr_sampler *s);
 int lr_sampler_open_unstarted(struct lr_pcap_writer *w, unsigned int producers, unsigned int snaplen,
 			      unsigned int slots, struct lr_sampler **out);
 
-/* CLOCK_REALTIME minus CLOCK_MONOTONIC, for stamping pcap records with wall-clock time. */
+/* CLOCK_REALTIME minus the stamping clock (util/clock.h), for stamping pcap records with wall-clock time. */
 int64_t lr_realtime_offset(void);
 
 /* Frames of a pcap or pcapng file, in order, for replay. */

@@ -215,6 +215,8 @@ static const struct lr_jfield rx_fields[] = {
 	{ NULL }
 };
 
+static const char *const lat_clock_names[] = { "same_host", "estimated", "none", NULL };
+
 static const struct lr_jfield rx_latency_fields[] = {
 	F("count", LR_J_U64, struct lr_rx_result, lat_count),
 	F("min", LR_J_U64, struct lr_rx_result, lat_min),
@@ -225,6 +227,11 @@ static const struct lr_jfield rx_latency_fields[] = {
 	F("max", LR_J_U64, struct lr_rx_result, lat_max),
 	F("mean", LR_J_U64, struct lr_rx_result, lat_mean),
 	F("future", LR_J_U64, struct lr_rx_result, lat_future),
+	{ "clock", LR_J_ENUM, offsetof(struct lr_rx_result, lat_clock), .names = lat_clock_names },
+	F("offset_ns", LR_J_I64, struct lr_rx_result, lat_offset_ns),
+	F("error_bound_ns", LR_J_U64, struct lr_rx_result, lat_error_bound_ns),
+	F("drift_ppb", LR_J_I64, struct lr_rx_result, lat_drift_ppb),
+	F("valid", LR_J_BOOL, struct lr_rx_result, lat_valid),
 	{ NULL }
 };
 
@@ -240,8 +247,26 @@ void lr_rx_result_put(struct json_object *parent, const struct lr_rx_result *r)
 	lr_jfield_put(parent, rx_doc_fields, r);
 }
 
+/* What one clock rules out: an offset, a bound or a drift between it and itself; a valid "none". */
+static int rx_clock_check(const struct lr_rx_result *r, char *err, size_t errlen)
+{
+	const char *what = NULL;
+
+	if (r->lat_clock == LR_LAT_CLOCK_SAME_HOST && (r->lat_offset_ns || r->lat_error_bound_ns || r->lat_drift_ppb))
+		what = "offset_ns, error_bound_ns and drift_ppb are 0 with clock \"same_host\"";
+	else if (r->lat_clock == LR_LAT_CLOCK_NONE && r->lat_valid)
+		what = "valid is false with clock \"none\"";
+	if (!what)
+		return 0;
+	snprintf(err, errlen, "latency_ns: %s", what);
+	return -EINVAL;
+}
+
 int lr_rx_result_get(struct json_object *parent, struct lr_rx_result *r, char *err, size_t errlen)
 {
+	int ret;
+
 	memset(r, 0, sizeof(*r));
-	return lr_jfield_get(parent, rx_doc_fields, r, "", false, err, errlen);
+	ret = lr_jfield_get(parent, rx_doc_fields, r, "", false, err, errlen);
+	return ret ? ret : rx_clock_check(r, err, errlen);
 }

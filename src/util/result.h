@@ -42,6 +42,13 @@ struct lr_tx_result {
 	struct lr_tx_queue_result queues[LR_TX_MAX_QUEUES];
 };
 
+/* latency_ns.clock: how the receiver's clock and the senders' stamps were put on one time line. */
+enum lr_lat_clock {
+	LR_LAT_CLOCK_SAME_HOST = 0,	/* one host, one stamping clock: exact */
+	LR_LAT_CLOCK_ESTIMATED,	/* two hosts: an offset the controller estimated (ctl/clock.h) */
+	LR_LAT_CLOCK_NONE,	/* two hosts and no estimate: no latency figure holds */
+};
+
 /* Everything a receive reports, settled: the sum of the counting sources and the flows. */
 struct lr_rx_result {
 	uint64_t packets, bytes, foreign, ring_drops;
@@ -56,6 +63,11 @@ struct lr_rx_result {
 	double pps;	/* over active_s */
 	uint64_t lat_count, lat_min, lat_p50, lat_p90, lat_p99, lat_p999, lat_max, lat_mean;
 	uint64_t lat_future;	/* frames stamped ahead of this clock */
+	enum lr_lat_clock lat_clock;
+	int64_t lat_offset_ns;	/* subtracted from every sample: the receiver's clock minus the sender's */
+	uint64_t lat_error_bound_ns;	/* how far every latency figure can be off by the offset's error */
+	int64_t lat_drift_ppb;	/* the receiver's clock against the sender's over the test */
+	bool lat_valid;	/* the figures hold: one clock, or a bound within the rule of docs/counting.md */
 	uint64_t queue_packets[LR_RX_MAX_QUEUES];
 	struct lr_dev_result device;	/* the receiving interface's counters over the same span */
 	/* --pcap: the file ("" when writing failed and nothing was kept), what was written, lost, capped */

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests for per-flow sequence accounting (gaps, late, duplicates, 48-bit wrap) and latency buckets. */
+/*
+ * Unit tests for per-flow sequence accounting (gaps, late, duplicates, 48-bit wrap), latency buckets,
+ * and counting a frame's latency with and without a clock offset.
+ */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -450,6 +453,78 @@ static void test_lat_bucket_random(void **state)
 	}
 }
 
+/* One data frame stamped @tail, received at @now (receiver's clock) with @offset applied. */
+static void count_one(struct lr_rx_counters *c, struct lr_flow_state *st, uint64_t tail, uint64_t now, int64_t offset)
+{
+	struct lr_pkt pkt = { .seq = st->packets, .tail = tail, .len = 60 };
+
+	lr_rx_count_data(c, st, &pkt, pkt.len, 0, now, offset);
+}
+
+static void test_rx_count_same_clock(void **state)
+{
+	struct lr_rx_counters *c = calloc(1, sizeof(*c));
+	struct lr_flow_state st = { 0 };
+
+	(void)state;
+	count_one(c, &st, 1000, 1500, 0);
+	count_one(c, &st, 2000, 2000, 0);	/* no time at all: 0, a sample */
+	count_one(c, &st, 3001, 3000, 0);	/* stamped after it arrived */
+	count_one(c, &st, 0, 4000, 0);	/* no stamp: no sample */
+	assert_true(c->packets == 4 && st.packets == 4 && c->queue_packets[0] == 4);
+	assert_true(c->lat_count == 2 && c->lat_min == 0 && c->lat_max == 500 && c->lat_sum == 500);
+	assert_true(c->lat_future == 1);
+	assert_true(c->lat_hist[lr_lat_bucket(500)] == 1 && c->lat_hist[0] == 1);
+	assert_true(c->first_ns == 1500 && c->last_ns == 4000);
+	free(c);
+}
+
+/* The receiver's clock minus the sender's, subtracted: the latency the sender's clock would show. */
+static void test_rx_count_offset(void **state)
+{
+	const int64_t ahead = 5000000000000LL, behind = -3000000000000LL;	/* +5000 s, -3000 s */
+	struct lr_rx_counters *c = calloc(1, sizeof(*c));
+	struct lr_flow_state st = { 0 };
+	const uint64_t t = 7000000000000ULL;
+
+	(void)state;
+	count_one(c, &st, t, t + ahead + 700, ahead);
+	count_one(c, &st, t, t + behind + 900, behind);
+	assert_true(c->lat_count == 2 && c->lat_min == 700 && c->lat_max == 900 && c->lat_future == 0);
+	/* the window stays on the receiver's own clock: the offset is no part of active_s */
+	assert_true(c->first_ns == t + ahead + 700 && c->last_ns == t + behind + 900);
+	/* an offset estimated 1 us too high makes a 700 ns latency negative: counted as future */
+	count_one(c, &st, t, t + ahead + 700, ahead + 1000);
+	assert_true(c->lat_count == 2 && c->lat_future == 1);
+	/* an offset beyond the receiver's clock puts the arrival before the sender's 0: future, no wrap */
+	count_one(c, &st, 50, 100, ahead);
+	assert_true(c->lat_count == 2 && c->lat_future == 2 && c->lat_max == 900);
+	free(c);
+}
+
+/* Any offset gives the counts that 0 gives with the receive time moved by it (within 2^63 ns). */
+static void test_rx_count_offset_random(void **state)
+{
+	struct lr_rx_counters *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
+	struct lr_flow_state sa = { 0 }, sb = { 0 };
+	uint64_t s = 11;
+
+	(void)state;
+	for (int i = 0; i < 100000; i++) {
+		uint64_t tail = (rnd(&s) << 30 ^ rnd(&s)) + 1, lat = rnd(&s) % 2000000;
+		int64_t off = (int64_t)(rnd(&s) << 20) - (int64_t)(rnd(&s) << 20);
+		uint64_t now = tail + lat - (rnd(&s) % 64 == 0 ? 3000000 : 0);
+
+		count_one(a, &sa, tail, now + (uint64_t)off, off);
+		count_one(b, &sb, tail, now, 0);
+	}
+	assert_true(a->lat_count == b->lat_count && a->lat_future == b->lat_future && b->lat_future > 0);
+	assert_true(a->lat_sum == b->lat_sum && a->lat_min == b->lat_min && a->lat_max == b->lat_max);
+	assert_memory_equal(a->lat_hist, b->lat_hist, sizeof(a->lat_hist));
+	free(a);
+	free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -466,6 +541,9 @@ int main(void)
 		cmocka_unit_test(test_lat_bucket_bounds),
 		cmocka_unit_test(test_lat_bucket_contiguous),
 		cmocka_unit_test(test_lat_bucket_random),
+		cmocka_unit_test(test_rx_count_same_clock),
+		cmocka_unit_test(test_rx_count_offset),
+		cmocka_unit_test(test_rx_count_offset_random),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

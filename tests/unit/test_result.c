@@ -45,6 +45,8 @@ static const struct lr_rx_result rx_example = {
 	.active_s = 1.6180339887498949, .pps = 1234567.0 / 3.0,
 	.lat_count = 1999970, .lat_min = 1500, .lat_p50 = 2500, .lat_p90 = 3500, .lat_p99 = 4500,
 	.lat_p999 = 5500, .lat_max = 65000, .lat_mean = 2600, .lat_future = 1,
+	.lat_clock = LR_LAT_CLOCK_ESTIMATED, .lat_offset_ns = -123456789012, .lat_error_bound_ns = 350,
+	.lat_drift_ppb = -2500, .lat_valid = true,
 	.queue_packets = { [0] = 1000000, [5] = 999980, [LR_RX_MAX_QUEUES - 1] = 1 },
 	.device = { 2000100, 13, 14 },
 	.pcap = true, .pcap_file = "/tmp/lr \"quoted\"/rx.pcap", .pcap_written = 1000, .pcap_dropped = 16,
@@ -415,6 +417,51 @@ static void test_bounds(void **state)
 	free(r);
 }
 
+/* latency_ns's clock keys: each kind of clock, and the combinations one clock rules out. */
+static void test_rx_clock(void **state)
+{
+	struct lr_rx_result *a = calloc(1, sizeof(*a));
+	char *t;
+
+	(void)state;
+	rx_sample(a);
+	round_trip(&rx_codec, a, TEXTS("\"clock\":\"estimated\",\"offset_ns\":-123456789012,\"error_bound_ns\":350,"
+				       "\"drift_ppb\":-2500,\"valid\":true}"));
+	a->lat_valid = false;
+	a->lat_offset_ns = INT64_MIN;
+	a->lat_drift_ppb = INT64_MAX;
+	a->lat_error_bound_ns = UINT64_MAX;
+	round_trip(&rx_codec, a,
+		   TEXTS("\"offset_ns\":-9223372036854775808", "\"error_bound_ns\":18446744073709551615"));
+	/* what a local receiver reports */
+	a->lat_clock = LR_LAT_CLOCK_SAME_HOST;
+	a->lat_offset_ns = a->lat_drift_ppb = 0;
+	a->lat_error_bound_ns = 0;
+	a->lat_valid = true;
+	round_trip(&rx_codec, a, TEXTS("\"clock\":\"same_host\",\"offset_ns\":0,\"error_bound_ns\":0,\"drift_ppb\":0,"
+				       "\"valid\":true"));
+	t = render(&rx_codec, a);
+	refused(&rx_codec, t, "/latency_ns/offset_ns", json_object_new_int(1),
+		"latency_ns: offset_ns, error_bound_ns and drift_ppb are 0 with clock \"same_host\"");
+	refused(&rx_codec, t, "/latency_ns/error_bound_ns", json_object_new_int(1), "with clock \"same_host\"");
+	refused(&rx_codec, t, "/latency_ns/drift_ppb", json_object_new_int(-1), "with clock \"same_host\"");
+	refused(&rx_codec, t, "/latency_ns/clock", json_object_new_string("none"),
+		"latency_ns: valid is false with clock \"none\"");
+	refused(&rx_codec, t, "/latency_ns/clock", json_object_new_string("local"),
+		"latency_ns.clock: 'local' is not one of same_host, estimated, none");
+	refused(&rx_codec, t, "/latency_ns/valid", json_object_new_int(1), "latency_ns.valid: expected true or false");
+	refused(&rx_codec, t, "/latency_ns/offset_ns", json_object_new_double(1.5),
+		"latency_ns.offset_ns: expected an integer");
+	refused(&rx_codec, t, "/latency_ns/error_bound_ns", json_object_new_int(-1),
+		"latency_ns.error_bound_ns: -1 is negative");
+	free(t);
+	/* no estimate across hosts */
+	a->lat_clock = LR_LAT_CLOCK_NONE;
+	a->lat_valid = false;
+	round_trip(&rx_codec, a, TEXTS("\"clock\":\"none\"", "\"valid\":false"));
+	free(a);
+}
+
 /* Every document begins with the same header, schema included. */
 static void test_doc_header(void **state)
 {
@@ -436,7 +483,7 @@ int main(void)
 		cmocka_unit_test(test_tx_round_trip), cmocka_unit_test(test_rx_round_trip),
 		cmocka_unit_test(test_derived),	      cmocka_unit_test(test_tx_strict),
 		cmocka_unit_test(test_rx_strict),     cmocka_unit_test(test_bounds),
-		cmocka_unit_test(test_doc_header),
+		cmocka_unit_test(test_rx_clock),     cmocka_unit_test(test_doc_header),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
