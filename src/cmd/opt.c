@@ -322,7 +322,8 @@ static int set_value(const struct val *v, void *f, const char *arg)
 static int set_list(const struct val *v, const char *arg)
 {
 	char buf[LIST_MAX], *p, *tok;
-	unsigned int n = 0;
+	/* a repeatable option adds to what earlier uses gave */
+	unsigned int n = v->o->repeat ? *(unsigned int *)aux(v) : 0;
 	int ret;
 
 	if (strlen(arg) >= sizeof(buf))

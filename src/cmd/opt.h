@@ -68,6 +68,7 @@ struct lr_opt {
 	const char *def_text;	/* the default in words where it is not one value (shown instead of def) */
 	const char *ini_note;	/* what only the INI file has to say of it (lists, streams) */
 	bool required;	/* a command refuses to run without it (in the INI file, its section) */
+	bool repeat;	/* a list on the command line too: each use adds to it (--allow A --allow B) */
 };
 
 /* In the order the man page and the "unknown key" message list the INI keys of a section. */
@@ -85,6 +86,10 @@ enum lr_opt_id {
 	LR_O_RUN_FILE, LR_O_CHECK, LR_O_RUN_JSON, LR_O_CSV, LR_O_RUN_QUIET,
 	LR_O_PROBE_IFACE, LR_O_PROBE_JSON, LR_O_PROBE_VERBOSE,
 	LR_O_VETH_TARGET, LR_O_VETH_NETNS, LR_O_VETH_JSON, LR_O_VETH_VERBOSE,
+	/* send --peer, and agent */
+	LR_O_PEER, LR_O_PEER_IFACE, LR_O_PEER_NETNS, LR_O_REVERSE, LR_O_TOKEN_FILE, LR_O_CLOCK,
+	LR_O_LISTEN, LR_O_AGENT_TOKEN_FILE, LR_O_INSECURE, LR_O_AGENT_NETNS, LR_O_ALLOW, LR_O_AGENT_PHYSICAL,
+	LR_O_AGENT_READY_FILE,
 	/* INI only */
 	LR_O_NAME, LR_O_MODE, LR_O_DURATION, LR_O_WARMUP, LR_O_REPEAT, LR_O_MAX_LOSS, LR_O_MAX_P99, LR_O_TRIAL,
 	LR_O_RESOLUTION, LR_O_MAX_TRIALS, LR_O_STREAM_SIZE, LR_O_SHARE,

@@ -16,6 +16,12 @@ enum lr_engine_kind { LR_ENGINE_AUTO = 0, LR_ENGINE_AFXDP, LR_ENGINE_PACKET, LR_
 enum lr_xdp_mode { LR_XDP_AUTO = 0, LR_XDP_NATIVE, LR_XDP_GENERIC };
 enum lr_rx_engine_kind { LR_RX_ENGINE_AUTO = 0, LR_RX_ENGINE_XDP, LR_RX_ENGINE_PACKET };
 enum lr_xsk_mode { LR_XSK_AUTO = 0, LR_XSK_ZEROCOPY, LR_XSK_COPY };
+/* send --clock: one clock when the two ends share a boot, else an estimate; or always an estimate */
+enum lr_clock_rule { LR_CLOCK_AUTO = 0, LR_CLOCK_ESTIMATE };
+
+#define LR_HOSTPORT_MAX 288	/* "[" an IPv6 address or a DNS name (253) "]:65535" */
+#define LR_AGENT_MAX_ALLOW 16
+#define LR_GLOB_MAX 64
 
 struct lr_send_opts {
 	char ifname[IF_NAMESIZE];
@@ -55,6 +61,13 @@ struct lr_send_opts {
 	uint64_t loops;	/* times through the file (default 1; 0 = until the duration) */
 	bool loops_set;
 	bool stamp;	/* write the probe into replayed UDP frames so recv counts them */
+	/* --peer: the far end run by an agent */
+	char peer[LR_HOSTPORT_MAX];
+	char peer_ifname[IF_NAMESIZE];
+	char peer_netns[LR_PATH_MAX];
+	bool reverse;	/* the agent sends, this side counts */
+	char token_file[LR_PATH_MAX];
+	enum lr_clock_rule clock;
 	bool quiet;	/* no live lines */
 	bool silent;	/* no start line either (a library caller reports) */
 	int verbose;
@@ -85,6 +98,19 @@ struct lr_recv_opts {
 	 */
 	int64_t clock_offset_ns;
 	bool quiet;
+	int verbose;
+};
+
+/* `linerate agent` */
+struct lr_agent_opts {
+	char listen[LR_HOSTPORT_MAX];
+	char token_file[LR_PATH_MAX];
+	bool insecure;
+	char netns[LR_PATH_MAX];
+	char allow[LR_AGENT_MAX_ALLOW][LR_GLOB_MAX];
+	unsigned int nallow;
+	bool allow_physical;
+	char ready_file[LR_PATH_MAX];
 	int verbose;
 };
 

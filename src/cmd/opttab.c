@@ -90,6 +90,17 @@ static const struct lr_kind k_step = {
 	.hint = "a percentage of the rate below 100%: 1%, 0.5%; or a step in packets per second: 1000, 5k",
 };
 
+/* where an agent is, or listens: checked in full by ctl/addr.c (lr_ctl_addr_parse) */
+static const struct lr_kind k_peer = {
+	.type = LR_T_STRING, .what = "a host", .hint = "agent.example, 198.18.0.2, 198.18.0.2:7446, [fd00::2]:7446",
+};
+static const struct lr_kind k_listen = {
+	.type = LR_T_STRING, .what = "an address", .hint = "127.0.0.1, 198.18.0.1:7446, [::1]:7446",
+};
+static const struct lr_kind k_glob = {
+	.type = LR_T_STRING, .what = "an interface pattern", .hint = "veth*, vx0, eth[1-3] (fnmatch)",
+};
+
 /* One word of a list; the words in the order of the enums in opts.h and config.h. */
 #define CHOICE(w, ...)	{ .type = LR_T_CHOICE, .what = (w), \
 			  .choices = (const struct lr_opt_choice[]){ __VA_ARGS__, { NULL } } }
@@ -107,6 +118,9 @@ static const struct lr_kind k_rx_engine = CHOICE("an engine",
 	{ "packet", "an AF_PACKET TPACKET_V3 ring: counts without dropping" });
 static const struct lr_kind k_xdp_mode = CHOICE("a mode",
 	{ "auto", "native, else generic" }, { "native" }, { "generic" });
+static const struct lr_kind k_clock = CHOICE("a clock rule",
+	{ "auto", "one clock when both ends share a boot (equal boot_id), else an estimated offset" },
+	{ "estimate", "estimate the offset even on one host, to check the estimate against the truth" });
 static const struct lr_kind k_mode = CHOICE("a mode",
 	{ "sweep", "every size at every rate, one step each" },
 	{ "throughput", "per size, the highest rate up to [tx] rate with loss <= max_loss (RFC 2544 26.1)" });
@@ -266,6 +280,43 @@ const struct lr_opt lr_opts[LR_O_COUNT_ALL] = {
 				     "instead of the name)" },
 	[LR_O_VETH_VERBOSE] = { CLI("verbose", 'v', NULL), .kind = &k_counter,
 				.help = "say which CLI was asked and what it answered" },
+
+	/* send --peer: the far end through an agent */
+	[LR_O_PEER] = { CLI("peer", 0, "HOST[:PORT]"), .kind = &k_peer,
+			.help = "the agent (linerate agent) that runs the far end: a receiver on the interface that "
+				"holds --dst-ip; port 7446 unless given; reached from where send starts, before --netns" },
+	[LR_O_PEER_IFACE] = { CLI("peer-interface", 0, "IFACE"), .kind = &k_ifname,
+			      .help = "the far end's interface instead of the one that holds --dst-ip (--peer)" },
+	[LR_O_PEER_NETNS] = { CLI("peer-netns", 0, "NS"), .kind = &k_netns,
+			      .help = "the network namespace on the agent's host of the far end (--peer)",
+			      .def_text = "the agent's own" },
+	[LR_O_REVERSE] = { CLI("reverse", 0, NULL), .kind = &k_flag,
+			   .help = "the agent sends to -i's address and this side counts on -i (--peer)" },
+	[LR_O_TOKEN_FILE] = { CLI("token-file", 0, "FILE"), .kind = &k_path,
+			      .help = "the shared secret the agent asks for (mode 0600 or stricter; --peer)" },
+	[LR_O_CLOCK] = { CLI("clock", 0, "RULE"), .kind = &k_clock, .def = "auto",
+			 .help = "how the two ends' clocks are put on one time line for latency (--peer)" },
+
+	/* agent */
+	[LR_O_LISTEN] = { CLI("listen", 0, "ADDR[:PORT]"), .kind = &k_listen, .required = true,
+			  .help = "the address to take controllers' connections on; port 7446 unless given" },
+	[LR_O_AGENT_TOKEN_FILE] = { CLI("token-file", 0, "FILE"), .kind = &k_path,
+				    .help = "the shared secret a controller must prove it holds (owned by root or "
+					    "this user, mode 0600 or stricter)",
+				    .def_text = "none: loopback only, unless --insecure" },
+	[LR_O_INSECURE] = { CLI("insecure", 0, NULL), .kind = &k_flag,
+			    .help = "listen beyond loopback without --token-file: anyone who reaches the port "
+				    "can run tests" },
+	[LR_O_AGENT_NETNS] = { CLI("netns", 'n', "NS"), .kind = &k_netns,
+			       .help = "serve from network namespace NS: listen there, and test there unless a "
+				       "request names another", .def_text = "the current one" },
+	[LR_O_ALLOW] = { CLI("allow", 0, "GLOB"), .kind = &k_glob, .list = LR_AGENT_MAX_ALLOW, .repeat = true,
+			 .help = "serve only interfaces whose name matches GLOB (repeatable, or comma-separated)",
+			 .def_text = "every interface that is not a physical NIC" },
+	[LR_O_AGENT_PHYSICAL] = { CLI("allow-physical", 0, NULL), .kind = &k_flag,
+				  .help = "serve physical NICs too (that --allow matches): send and count on them" },
+	[LR_O_AGENT_READY_FILE] = { CLI("ready-file", 0, "PATH"), .kind = &k_path,
+				    .help = "create PATH, holding our PID, once listening" },
 
 	/* keys of `linerate run` files only */
 	[LR_O_NAME] = { .metavar = "TEXT", INI("name", TEST), .kind = &k_text,

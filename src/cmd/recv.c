@@ -101,26 +101,6 @@ static void on_signal(int sig)
 	lr_stop = 1;
 }
 
-/* The ready file appears whole, under its name, once counting has started: our PID. */
-static int write_ready(const char *path, char *err, size_t errlen)
-{
-	struct lr_out out;
-	char pid[32];
-	int ret;
-
-	ret = lr_out_open(path, LR_OUT_MODE, &out, err, errlen);
-	if (ret)
-		return ret;
-	snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
-	ret = lr_out_write(&out, pid, strlen(pid));
-	if (ret) {
-		lr_msg(err, errlen, "cannot write '%s': %s", path, strerror(-ret));
-		lr_out_abort(&out);
-		return ret;
-	}
-	return lr_out_commit(&out, err, errlen);
-}
-
 static void live_line(struct recv_ctx *c, uint64_t *prev_pkts, uint64_t *prev_bytes, uint64_t dt)
 {
 	struct lr_rx_result r;
@@ -207,7 +187,7 @@ int lr_cmd_recv(const struct lr_recv_opts *o)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	fprintf(stderr, "linerate recv: %s\n", line);
-	if (o->ready_file[0] && write_ready(o->ready_file, err, sizeof(err))) {
+	if (o->ready_file[0] && lr_out_pidfile(o->ready_file, err, sizeof(err))) {
 		ret = lr_fail(LR_EXIT_RUNTIME, "recv", "--ready-file: %s", err);
 		goto out;
 	}

@@ -11,6 +11,8 @@
 #include "cmd/cli.h"
 #include "cmd/cmd.h"
 #include "cmd/opts.h"
+#include "ctl/net.h"
+#include "ctl/peer.h"
 #include "sys/netdev.h"
 #include "tx/frame.h"
 #include "tx/rate.h"
@@ -56,6 +58,12 @@ static const struct lr_bind send_binds[] = {
 	BIND(LR_O_REPLAY_TIMING, replay_timing),
 	BIND(LR_O_LOOPS, loops, 0, AT(loops_set)),
 	BIND(LR_O_STAMP, stamp),
+	BIND(LR_O_PEER, peer),
+	BIND(LR_O_PEER_IFACE, peer_ifname),
+	BIND(LR_O_PEER_NETNS, peer_netns),
+	BIND(LR_O_REVERSE, reverse),
+	BIND(LR_O_TOKEN_FILE, token_file),
+	BIND(LR_O_CLOCK, clock),
 };
 
 static void send_init(void *p)
@@ -68,6 +76,36 @@ static void send_init(void *p)
 static const char *family_name(int family)
 {
 	return family == AF_INET6 ? "IPv6" : "IPv4";
+}
+
+/* --peer and the options that only go with it. */
+static int peer_check(const struct lr_send_opts *o, char *err, size_t errlen)
+{
+	struct lr_ctl_addr a;
+	char why[256];
+
+	if (!o->peer[0] && (o->peer_ifname[0] || o->peer_netns[0] || o->reverse || o->token_file[0] ||
+			    o->clock != LR_CLOCK_AUTO)) {
+		snprintf(err, errlen, "--peer-interface, --peer-netns, --reverse, --token-file and --clock need --peer HOST");
+		return -EINVAL;
+	}
+	if (!o->peer[0])
+		return 0;
+	if (lr_ctl_addr_parse(o->peer, false, &a, why, sizeof(why))) {
+		snprintf(err, errlen, "--peer: %s", why);
+		return -EINVAL;
+	}
+	if (o->replay[0]) {
+		snprintf(err, errlen, "--peer sends the template: --replay is for a local receiver");
+		return -EINVAL;
+	}
+	/* the agent's sender resolves its own addresses, toward -i's */
+	if (o->reverse && (o->have_src_ip || o->have_src_mac || o->have_dst_mac || o->pcap[0])) {
+		snprintf(err, errlen, "--reverse: the agent sends, from its interface to -i's address: --src-ip, "
+			 "--src-mac, --dst-mac and --pcap describe a sender here");
+		return -EINVAL;
+	}
+	return 0;
 }
 
 /* What no single option can say: requirements, contradictions, and defaults that depend on others. */
@@ -132,6 +170,8 @@ static int send_check(void *p, char *err, size_t errlen)
 		snprintf(err, errlen, "--src-port %u + --flows %u runs past port 65535", o->src_port, o->flows);
 		return -EINVAL;
 	}
+	if (peer_check(o, err, errlen))
+		return -EINVAL;
 	/* a replay ends with its last loop; everything else with 10 s unless told */
 	if (!o->count && !o->duration_ns && !(o->replay[0] && o->loops))
 		o->duration_ns = 10ULL * 1000000000ULL;
@@ -166,7 +206,7 @@ static void on_signal(int sig)
 	lr_stop = 1;
 }
 
-static int send_loop(struct lr_tx *c, const struct lr_send_opts *o)
+static int send_loop(struct lr_tx *c, const struct lr_send_opts *o, struct lr_peer *peer)
 {
 	uint64_t prev[LR_MAX_WORKERS] = { 0 }, last, now;
 	struct sigaction sa = { .sa_handler = on_signal };
@@ -186,6 +226,9 @@ static int send_loop(struct lr_tx *c, const struct lr_send_opts *o)
 		nanosleep(&ts, NULL);
 		if (lr_tx_done(c))
 			break;
+		/* the far end gone: this end stops too (its markers still go out), the counts so far kept */
+		if (peer && !lr_stop && lr_peer_failed(peer))
+			lr_stop = 1;
 		now = lr_now_ns();
 		if (now - last >= NS) {
 			if (!o->quiet)
@@ -197,7 +240,8 @@ static int send_loop(struct lr_tx *c, const struct lr_send_opts *o)
 	return 0;
 }
 
-int lr_cmd_send(const struct lr_send_opts *o)
+/* The local send, with the agent's receiver around it when there is one. */
+static int send_here(const struct lr_send_opts *o, struct lr_peer *peer)
 {
 	struct lr_pcap_writer *pw = NULL;
 	struct lr_sampler *smp = NULL;
@@ -205,18 +249,11 @@ int lr_cmd_send(const struct lr_send_opts *o)
 	char err[512];
 	int ret;
 
-	lr_log_set_level(o->verbose);
-	lr_log_hook_libs();
-	/* outputs and CPUs before any interface is touched: a bad one is a usage error, not a lost test */
-	if ((o->json[0] && lr_out_check("--json", o->json, true, err, sizeof(err))) ||
-	    (o->pcap[0] && lr_out_check("--pcap", o->pcap, false, err, sizeof(err))) ||
-	    (lr_tx_check_cpus(o, err + 8, sizeof(err) - 8) && (memcpy(err, "--cpus: ", 8), 1)))
-		return lr_fail(LR_EXIT_USAGE, "send", "%s", err);
-	if (o->netns[0] && lr_netns_enter(o->netns, err, sizeof(err)))
-		return lr_fail(LR_EXIT_USAGE, "send", "%s", err);
 	/* the capture file first: an unwritable path fails before any interface is touched */
 	if (o->pcap[0] && lr_pcap_open(o->pcap, o->pcap_max_bytes, 0, &pw, err, sizeof(err)))
 		return lr_fail(LR_EXIT_USAGE, "send", "--pcap: %s", err);
+	if (peer && (ret = lr_peer_prepare_rx(peer)))
+		goto fail;
 	ret = lr_tx_open(o, 0, o->flows, &c);
 	if (ret)
 		goto fail;
@@ -228,9 +265,11 @@ int lr_cmd_send(const struct lr_send_opts *o)
 		}
 		lr_tx_sample(c, smp, 0, o->pcap_every, o->pcap_count);
 	}
-	ret = send_loop(c, o);
+	ret = send_loop(c, o, peer);
+	if (peer)
+		lr_peer_collect_rx(peer);
 	if (!ret)
-		ret = lr_tx_report(c);
+		ret = lr_tx_report(c, peer ? lr_peer_json(peer) : NULL);
 	if (smp) {
 		uint64_t dropped = lr_sampler_dropped(smp);
 
@@ -245,6 +284,11 @@ int lr_cmd_send(const struct lr_send_opts *o)
 	lr_tx_close(c);
 	if (pw && lr_pcap_close(pw, err, sizeof(err)) && !ret)
 		ret = lr_fail(LR_EXIT_RUNTIME, "send", "--pcap: %s", err);
+	if (peer) {
+		int pret = lr_peer_report_rx(peer);
+
+		ret = ret ? ret : pret;
+	}
 	return ret;
 fail:
 	if (smp)
@@ -252,5 +296,31 @@ fail:
 	if (pw)
 		lr_pcap_abort(pw);
 	lr_tx_close(c);
+	return ret;
+}
+
+int lr_cmd_send(const struct lr_send_opts *o)
+{
+	struct lr_peer *peer = NULL;
+	char err[512];
+	int ret;
+
+	lr_log_set_level(o->verbose);
+	lr_log_hook_libs();
+	/* outputs and CPUs before any interface is touched: a bad one is a usage error, not a lost test */
+	if ((o->json[0] && lr_out_check("--json", o->json, true, err, sizeof(err))) ||
+	    (o->pcap[0] && lr_out_check("--pcap", o->pcap, false, err, sizeof(err))) ||
+	    (lr_tx_check_cpus(o, err + 8, sizeof(err) - 8) && (memcpy(err, "--cpus: ", 8), 1)))
+		return lr_fail(LR_EXIT_USAGE, "send", "%s", err);
+	/* the agent is reached from where send started, before --netns is entered */
+	if (o->peer[0] && (ret = lr_peer_open(o, &peer)))
+		return ret;
+	if (o->netns[0] && lr_netns_enter(o->netns, err, sizeof(err)))
+		ret = lr_fail(LR_EXIT_USAGE, "send", "%s", err);
+	else if (peer && o->reverse)
+		ret = lr_peer_reverse(peer);
+	else
+		ret = send_here(o, peer);
+	lr_peer_close(peer);
 	return ret;
 }

@@ -1,51 +1,110 @@
 /* SPDX-License-Identifier: MIT */
-/* The controller's side of the agent protocol: one request, one reply, each checked strictly. */
+/*
+ * The controller's side of the agent protocol: a connection (TCP to an agent, or run's socketpair),
+ * hello and auth, a keepalive that pings while nothing else is asked, and one call per request,
+ * each reply checked strictly.
+ */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-#include <net/if.h>
+#include <time.h>
+#include <unistd.h>
 #include "ctl/ctl.h"
 #include "ctl/msg.h"
-#include "util/capture.h"
+#include "ctl/net.h"
+#include "ctl/request.h"
+#include "util/clock.h"
 #include "util/jfield.h"
-#include "util/version.h"
+#include "util/log.h"
 
 #define HELLO_MS	5000
-#define PREPARE_MS	15000	/* entering a container's namespace may ask its CLI (up to 10 s) */
-#define RESET_MS	5000
-#define WAIT_EXTRA_MS	5000	/* beyond the wait asked for: the endpoint's own linger and collection */
-#define QUIT_MS		5000	/* the capture is renamed into place first */
+#define PREPARE_MS	15000	/* entering a container's namespace may ask its CLI (up to 10 s), ARP 1 s */
+#define CALL_MS		5000	/* start (workers pinned), stop, reset, progress, quit (the capture renamed) */
+#define WAIT_EXTRA_MS	1000	/* beyond the wait asked for: the endpoint's linger and collection */
+#define TICK_NS		50000000L	/* the keepalive thread's look at the clock */
+#define LAST_WORD_MS	50	/* a message already sent by an endpoint that closed the stream */
 
-/* In the order of enum lr_rx_engine_kind and enum lr_xdp_mode. */
-static const char *const rx_engines[] = { "auto", "xdp", "packet", NULL };
-static const char *const xdp_modes[] = { "auto", "native", "generic", NULL };
-
-/* prepare_rx: as strict as recv's own options (bounds and names as the CLI takes them) */
-static const struct lr_jfield prepare_rx_fields[] = {
-	{ "interface", LR_J_STR, offsetof(struct lr_recv_opts, ifname), .size = IF_NAMESIZE, .min = 1 },
-	{ "netns", LR_J_STR, offsetof(struct lr_recv_opts, netns), .size = LR_PATH_MAX },
-	{ "engine", LR_J_ENUM, offsetof(struct lr_recv_opts, engine), .names = rx_engines },
-	{ "xdp_mode", LR_J_ENUM, offsetof(struct lr_recv_opts, xdp_mode), .names = xdp_modes },
-	{ "workers", LR_J_UINT, offsetof(struct lr_recv_opts, workers), .min = 1, .max = LR_MAX_WORKERS },
-	{ "dst_port", LR_J_U16, offsetof(struct lr_recv_opts, dst_port), .min = 1 },
-	{ "pcap", LR_J_STR, offsetof(struct lr_recv_opts, pcap), .size = LR_PATH_MAX },
-	{ "pcap_every", LR_J_U64, offsetof(struct lr_recv_opts, pcap_every), .min = 1, .max = UINT32_MAX },
-	{ "snaplen", LR_J_UINT, offsetof(struct lr_recv_opts, snaplen), .min = LR_RX_SNAP_MIN, .max = LR_RX_SNAP_MAX },
-	{ NULL }
+struct lr_ctl {
+	int fd;
+	char name[LR_HOSTPORT_MAX + 32];	/* "the agent at HOST:PORT" */
+	char agent[LR_HOSTPORT_MAX + 8];	/* "HOST:PORT"; "" for an attached stream */
+	pthread_mutex_t lock;	/* one request and its reply at a time */
+	int64_t last_ms;	/* the last exchange (under lock) */
+	int dead;	/* -errno once an exchange failed (under lock) */
+	char why[512];
+	pthread_t keepalive;
+	bool keepalive_on;
+	volatile bool stopping;
+	struct lr_host host;
+	struct json_object *host_json;
 };
 
-struct json_object *lr_ctl_prepare_rx_msg(const struct lr_recv_opts *o)
+int lr_ctl_attach(int fd, const char *name, struct lr_ctl **out)
 {
-	struct json_object *m = lr_msg_new("prepare_rx");
+	struct lr_ctl *c = calloc(1, sizeof(*c));
 
-	lr_jfield_put(m, prepare_rx_fields, o);
-	return m;
+	if (!c)
+		return -ENOMEM;
+	c->fd = fd;
+	snprintf(c->name, sizeof(c->name), "%s", name);
+	pthread_mutex_init(&c->lock, NULL);
+	c->last_ms = lr_now_ms();
+	*out = c;
+	return 0;
 }
 
-int lr_ctl_prepare_rx_parse(struct json_object *msg, struct lr_recv_opts *o, char *err, size_t errlen)
+const char *lr_ctl_name(const struct lr_ctl *c)
 {
-	lr_recv_opts_default(o);
-	return lr_msg_get(msg, prepare_rx_fields, o, err, errlen);
+	return c->name;
+}
+
+const char *lr_ctl_agent(const struct lr_ctl *c)
+{
+	return c->agent;
+}
+
+const struct lr_host *lr_ctl_host(const struct lr_ctl *c)
+{
+	return &c->host;
+}
+
+struct json_object *lr_ctl_host_json(const struct lr_ctl *c)
+{
+	return c->host_json;
+}
+
+/* Under c->lock: one request out (freed here), one message back; a failure kills the connection. */
+static int exchange(struct lr_ctl *c, struct json_object *req, int timeout_ms, struct json_object **rep, char *err,
+		    size_t errlen)
+{
+	int ret;
+
+	*rep = NULL;
+	if (c->dead) {
+		json_object_put(req);
+		snprintf(err, errlen, "%s", c->why);
+		return c->dead;
+	}
+	ret = lr_msg_send(c->fd, req, timeout_ms, err, errlen);
+	json_object_put(req);
+	if (ret == -EPIPE || ret == -ECONNRESET) {
+		/* the endpoint closed the stream: its last word, if it left one, says why */
+		char why[128];
+
+		ret = lr_msg_recv(c->fd, LR_MSG_MAX, LAST_WORD_MS, rep, why, sizeof(why)) ? -ECONNRESET : 0;
+		if (ret)
+			snprintf(err, errlen, "the connection was closed");
+	} else if (!ret) {
+		ret = lr_msg_recv(c->fd, LR_MSG_MAX, timeout_ms, rep, err, errlen);
+	}
+	c->last_ms = lr_now_ms();
+	if (ret) {
+		c->dead = ret;
+		snprintf(c->why, sizeof(c->why), "%s", err);
+	}
+	return ret;
 }
 
 struct error_reply {
@@ -60,107 +119,599 @@ static const struct lr_jfield error_fields[] = {
 };
 
 /*
- * Sends @req (and frees it), receives the reply: 0 and the reply in @rep (the caller's to free;
- * NULL: freed here) when its type is @want; the endpoint's exit code and message for "error".
+ * @m (freed here) is of type @want: 0 and @m in @rep (NULL: freed). An "error" reply: its exit code
+ * and message. Another type is out of protocol: the connection is dead then.
  */
-static int call(int fd, struct json_object *req, const char *want, int timeout_ms, struct json_object **rep,
-		char *err, size_t errlen)
+static int expect(struct lr_ctl *c, struct json_object *m, const char *req_type, const char *want,
+		  struct json_object **rep, char *err, size_t errlen)
 {
-	struct json_object *m;
 	struct error_reply e;
-	char type[32];
-	int ret;
+	int ret = 0;
 
-	snprintf(type, sizeof(type), "%s", lr_msg_type(req));
-	ret = lr_msg_send(fd, req, timeout_ms, err, errlen);
-	json_object_put(req);
-	if (ret)
-		return ret;
-	ret = lr_msg_recv(fd, LR_MSG_MAX, timeout_ms, &m, err, errlen);
-	if (ret)
-		return ret;
 	if (!strcmp(lr_msg_type(m), "error")) {
 		ret = lr_msg_get(m, error_fields, &e, err, errlen);
 		if (!ret)
 			snprintf(err, errlen, "%s", e.message);
-		json_object_put(m);
-		return ret ? -EBADMSG : (int)e.code;
+		ret = ret ? -EBADMSG : (int)e.code;
+	} else if (strcmp(lr_msg_type(m), want)) {
+		snprintf(err, errlen, "the answer to '%s' was '%.32s', not '%s'", req_type, lr_msg_type(m), want);
+		ret = -EBADMSG;
 	}
-	if (strcmp(lr_msg_type(m), want)) {
-		snprintf(err, errlen, "the answer to '%s' was '%.32s', not '%s'", type, lr_msg_type(m), want);
-		json_object_put(m);
-		return -EBADMSG;
+	if (ret < 0) {
+		c->dead = ret;
+		snprintf(c->why, sizeof(c->why), "%s", err);
 	}
-	if (rep)
+	if (!ret && rep)
 		*rep = m;
 	else
 		json_object_put(m);
+	return ret;
+}
+
+/* Sends @req (freed here), receives the reply: see expect(). */
+static int call(struct lr_ctl *c, struct json_object *req, const char *want, int timeout_ms, struct json_object **rep,
+		char *err, size_t errlen)
+{
+	struct json_object *m;
+	char type[32];
+	int ret;
+
+	snprintf(type, sizeof(type), "%s", lr_msg_type(req));
+	pthread_mutex_lock(&c->lock);
+	ret = exchange(c, req, timeout_ms, &m, err, errlen);
+	if (!ret)
+		ret = expect(c, m, type, want, rep, err, errlen);
+	pthread_mutex_unlock(&c->lock);
+	return ret;
+}
+
+/* A reply out of protocol (said in @err): the connection is dead, the two sides out of step. */
+static int broken(struct lr_ctl *c, const char *err)
+{
+	pthread_mutex_lock(&c->lock);
+	c->dead = -EBADMSG;
+	snprintf(c->why, sizeof(c->why), "%s", err);
+	pthread_mutex_unlock(&c->lock);
+	return -EBADMSG;
+}
+
+/* A reply's keys into @base by @f, strictly. */
+static int reply_get(struct lr_ctl *c, struct json_object *m, const struct lr_jfield *f, void *base, char *err,
+		     size_t errlen)
+{
+	return lr_msg_get(m, f, base, err, errlen) ? broken(c, err) : 0;
+}
+
+/* ---- hello and auth ----------------------------------------------------------------------------- */
+
+/* "@what: " before the message in @err. */
+static void prefix(char *err, size_t errlen, const char *what)
+{
+	char why[512];
+
+	snprintf(why, sizeof(why), "%s", err);
+	snprintf(err, errlen, "%s: %s", what, why);
+}
+
+struct hello_reply {
+	char release[64], revision[128];
+	char nonce[LR_AUTH_HEX + 1], proof[LR_AUTH_HEX + 1];
+	int auth;	/* 0 none, 1 LR_AUTH_MODE */
+	bool tx;
+};
+
+static const char *const auth_modes[] = { "none", LR_AUTH_MODE, NULL };
+
+static int roles_get(struct json_object *v, void *base, const char *path, char *err, size_t errlen)
+{
+	struct hello_reply *h = base;
+	size_t i, n;
+
+	if (!json_object_is_type(v, json_type_array) || (n = json_object_array_length(v)) < 1 || n > 4) {
+		snprintf(err, errlen, "%s: expected an array of 1..4 roles", path);
+		return -EINVAL;
+	}
+	for (i = 0; i < n; i++) {
+		const char *r = json_object_get_string(json_object_array_get_idx(v, i));
+
+		if (!json_object_is_type(json_object_array_get_idx(v, i), json_type_string)) {
+			snprintf(err, errlen, "%s[%zu]: expected a string", path, i);
+			return -EINVAL;
+		}
+		h->tx = h->tx || !strcmp(r, "tx");
+	}
 	return 0;
 }
 
-int lr_ctl_hello(int fd, char *err, size_t errlen)
+/* "host" is read by lr_host_get() first; here it only has to be there. */
+static int host_seen(struct json_object *v, void *base, const char *path, char *err, size_t errlen)
 {
-	struct json_object *req = lr_msg_new("hello"), *v = json_object_new_object();
-
-	json_object_object_add(v, "release", json_object_new_string(lr_release()));
-	json_object_object_add(v, "revision", json_object_new_string(lr_revision()));
-	json_object_object_add(req, "version", v);
-	return call(fd, req, "hello", HELLO_MS, NULL, err, errlen);
+	(void)v;
+	(void)base;
+	(void)path;
+	(void)err;
+	(void)errlen;
+	return 0;
 }
 
-struct ready_reply {
-	char line[1024];
-};
+#define STR(k, m)	{ k, LR_J_STR, offsetof(struct hello_reply, m), .size = sizeof(((struct hello_reply *)0)->m) }
 
-static const struct lr_jfield ready_fields[] = {
-	{ "line", LR_J_STR, offsetof(struct ready_reply, line), .size = sizeof(((struct ready_reply *)0)->line) },
+static const struct lr_jfield hello_version_fields[] = {
+	STR("release", release),
+	STR("revision", revision),
 	{ NULL }
 };
 
-int lr_ctl_prepare_rx(int fd, const struct lr_recv_opts *o, char *line, size_t linelen, char *err, size_t errlen)
+static const struct lr_jfield hello_fields[] = {
+	{ "version", LR_J_OBJ, 0, .sub = hello_version_fields },
+	{ "roles", LR_J_CUSTOM, .get = roles_get },
+	{ "host", LR_J_CUSTOM, .get = host_seen },
+	{ "auth", LR_J_ENUM, offsetof(struct hello_reply, auth), .names = auth_modes },
+	STR("nonce", nonce),
+	STR("proof", proof),
+	{ NULL }
+};
+
+struct busy_reply {
+	char test[512], since[64];
+	uint64_t since_s;
+};
+
+static const struct lr_jfield busy_fields[] = {
+	{ "test", LR_J_STR, offsetof(struct busy_reply, test), .size = sizeof(((struct busy_reply *)0)->test) },
+	{ "since", LR_J_STR, offsetof(struct busy_reply, since), .size = sizeof(((struct busy_reply *)0)->since) },
+	{ "since_s", LR_J_U64, offsetof(struct busy_reply, since_s) },
+	{ NULL }
+};
+
+/* A "busy" reply in words: exit code 1. */
+static int busy(struct lr_ctl *c, struct json_object *m, char *err, size_t errlen)
 {
-	struct json_object *m;
-	struct ready_reply r;
+	struct busy_reply b;
+
+	if (lr_msg_get(m, busy_fields, &b, err, errlen))
+		return -EBADMSG;
+	snprintf(err, errlen, "%s is busy with another test: %s, since %s (%llu s)", c->name, b.test, b.since,
+		 (unsigned long long)b.since_s);
+	return LR_EXIT_RUNTIME;
+}
+
+/* The agent's proof checked, then ours sent: 0 or an exit code (2: the token is not the agent's). */
+static int authenticate(struct lr_ctl *c, const struct hello_reply *h, const char *nonce_c,
+			const struct lr_auth_key *key, char *err, size_t errlen)
+{
+	struct json_object *req;
+	char proof[LR_AUTH_HEX + 1];
 	int ret;
 
-	ret = call(fd, lr_ctl_prepare_rx_msg(o), "ready", PREPARE_MS, &m, err, errlen);
+	if (h->auth && !key) {
+		snprintf(err, errlen, "%s asks for a token: give --token-file with the agent's token", c->name);
+		return LR_EXIT_USAGE;
+	}
+	if (!h->auth && key) {
+		snprintf(err, errlen, "%s asks for no token, so it cannot prove it is the agent meant: give it "
+			 "--token-file too, or leave --token-file out here", c->name);
+		return LR_EXIT_USAGE;
+	}
+	if (!h->auth)
+		return 0;
+	/* never drive an impostor: the agent proves it holds the token before we prove anything */
+	if (!lr_auth_check(key, "agent", nonce_c, h->nonce, h->proof)) {
+		snprintf(err, errlen, "authentication failed: %s does not hold this token", c->name);
+		return LR_EXIT_USAGE;
+	}
+	lr_auth_proof(key, "controller", h->nonce, nonce_c, proof);
+	req = lr_msg_new("auth");
+	json_object_object_add(req, "proof", json_object_new_string(proof));
+	ret = call(c, req, "ok", HELLO_MS, NULL, err, errlen);
+	if (ret > 0)
+		prefix(err, errlen, c->name);
+	return ret;
+}
+
+int lr_ctl_hello(struct lr_ctl *c, const struct lr_auth_key *key, char *err, size_t errlen)
+{
+	struct hello_reply h = { 0 };
+	struct json_object *m, *v;
+	char nonce[LR_AUTH_HEX + 1];
+	int ret;
+
+	lr_auth_nonce(nonce);
+	pthread_mutex_lock(&c->lock);
+	ret = exchange(c, lr_ctl_hello_msg(nonce), HELLO_MS, &m, err, errlen);
+	pthread_mutex_unlock(&c->lock);
+	if (ret == -EPROTONOSUPPORT) {
+		prefix(err, errlen, "another protocol version");
+		prefix(err, errlen, c->name);
+		return LR_EXIT_USAGE;
+	}
 	if (ret)
 		return ret;
-	ret = lr_msg_get(m, ready_fields, &r, err, errlen);
-	json_object_put(m);
+	if (!strcmp(lr_msg_type(m), "busy")) {
+		ret = busy(c, m, err, errlen);
+		json_object_put(m);
+		return ret;
+	}
+	pthread_mutex_lock(&c->lock);
+	ret = expect(c, m, "hello", "hello", &m, err, errlen);
+	pthread_mutex_unlock(&c->lock);
 	if (ret)
-		return -EBADMSG;
-	snprintf(line, linelen, "%s", r.line);
+		return ret;
+	ret = lr_host_get(m, &c->host, err, errlen);
+	if (!ret)
+		ret = reply_get(c, m, hello_fields, &h, err, errlen);
+	if (!ret && h.auth && (!lr_auth_hex_ok(h.nonce) || !lr_auth_hex_ok(h.proof))) {
+		snprintf(err, errlen, "hello: the agent's nonce or proof is not %d hex digits", LR_AUTH_HEX);
+		ret = -EBADMSG;
+	}
+	if (!ret && json_object_object_get_ex(m, "host", &v))
+		c->host_json = json_object_get(v);
+	json_object_put(m);
+	return ret ? (ret > 0 ? ret : -EBADMSG) : authenticate(c, &h, nonce, key, err, errlen);
+}
+
+int lr_ctl_connect(const char *hostport, const struct lr_auth_key *key, struct lr_ctl **out, char *err,
+		   size_t errlen)
+{
+	struct lr_ctl_addr a;
+	struct lr_ctl *c;
+	int fd, ret;
+
+	*out = NULL;
+	if (lr_ctl_addr_parse(hostport, false, &a, err, errlen))
+		return LR_EXIT_USAGE;
+	if (lr_ctl_dial(&a, LR_CTL_CONNECT_MS, &fd, err, errlen))
+		return LR_EXIT_RUNTIME;
+	if (lr_ctl_attach(fd, "", &c)) {
+		close(fd);
+		snprintf(err, errlen, "out of memory");
+		return LR_EXIT_RUNTIME;
+	}
+	lr_ctl_addr_name(&a, c->agent, sizeof(c->agent));
+	snprintf(c->name, sizeof(c->name), "the agent at %s", c->agent);
+	ret = lr_ctl_hello(c, key, err, errlen);
+	if (ret < 0)
+		prefix(err, errlen, c->name);
+	if (ret) {
+		lr_ctl_close(c);
+		return ret < 0 ? LR_EXIT_RUNTIME : ret;
+	}
+	*out = c;
 	return 0;
 }
 
-int lr_ctl_reset(int fd, char *err, size_t errlen)
-{
-	return call(fd, lr_msg_new("reset"), "ok", RESET_MS, NULL, err, errlen);
-}
+/* ---- the keepalive ------------------------------------------------------------------------------ */
 
-int lr_ctl_wait(int fd, uint64_t timeout_ns, bool *complete, struct lr_rx_result *r, char *err, size_t errlen)
+/* Under c->lock: a ping; any failure, an error answered to it too (the agent stopping), kills the connection. */
+static void ping_locked(struct lr_ctl *c)
 {
-	struct json_object *req = lr_msg_new("wait"), *m, *c;
-	unsigned int ms = (unsigned int)(timeout_ns / 1000000);
+	struct json_object *m;
+	char err[512];
 	int ret;
 
-	json_object_object_add(req, "timeout_ms", json_object_new_int64(ms));
-	ret = call(fd, req, "result", (int)(ms + WAIT_EXTRA_MS), &m, err, errlen);
-	if (ret)
-		return ret;
-	ret = lr_rx_result_get(m, r, err, errlen);
-	if (!ret && (!json_object_object_get_ex(m, "complete", &c) || !json_object_is_type(c, json_type_boolean))) {
-		snprintf(err, errlen, "result.complete: missing, or not true or false");
-		ret = -EINVAL;
-	}
+	ret = exchange(c, lr_msg_new("ping"), LR_CTL_REPLY_MS, &m, err, sizeof(err));
 	if (!ret)
-		*complete = json_object_get_boolean(c);
-	json_object_put(m);
-	return ret ? -EBADMSG : 0;
+		ret = expect(c, m, "ping", "pong", NULL, err, sizeof(err));
+	if (ret > 0) {
+		c->dead = -ECONNABORTED;
+		snprintf(c->why, sizeof(c->why), "%s", err);
+	}
 }
 
-int lr_ctl_quit(int fd, char *err, size_t errlen)
+static void *keepalive(void *arg)
 {
-	return call(fd, lr_msg_new("quit"), "bye", QUIT_MS, NULL, err, errlen);
+	struct lr_ctl *c = arg;
+	struct timespec tick = { 0, TICK_NS };
+
+	while (!c->stopping) {
+		nanosleep(&tick, NULL);
+		pthread_mutex_lock(&c->lock);
+		if (!c->dead && lr_now_ms() - c->last_ms >= LR_CTL_PING_MS)
+			ping_locked(c);
+		pthread_mutex_unlock(&c->lock);
+	}
+	return NULL;
+}
+
+int lr_ctl_keepalive(struct lr_ctl *c)
+{
+	int ret = pthread_create(&c->keepalive, NULL, keepalive, c);
+
+	c->keepalive_on = !ret;
+	return -ret;
+}
+
+bool lr_ctl_dead(struct lr_ctl *c, char *err, size_t errlen)
+{
+	bool dead;
+
+	pthread_mutex_lock(&c->lock);
+	dead = c->dead != 0;
+	if (dead)
+		snprintf(err, errlen, "%s", c->why);
+	pthread_mutex_unlock(&c->lock);
+	return dead;
+}
+
+void lr_ctl_close(struct lr_ctl *c)
+{
+	if (!c)
+		return;
+	c->stopping = true;
+	if (c->keepalive_on)
+		pthread_join(c->keepalive, NULL);
+	close(c->fd);
+	json_object_put(c->host_json);
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+}
+
+/* ---- the calls ---------------------------------------------------------------------------------- */
+
+static const struct lr_jfield ready_fields[] = {
+	{ "line", LR_J_STR, offsetof(struct lr_ctl_ready, line), .size = sizeof(((struct lr_ctl_ready *)0)->line) },
+	{ "interface", LR_J_STR, offsetof(struct lr_ctl_ready, ifname), .size = sizeof(((struct lr_ctl_ready *)0)->ifname),
+	  .min = 1 },
+	{ NULL }
+};
+
+static int prepare(struct lr_ctl *c, struct json_object *req, struct lr_ctl_ready *rd, char *err, size_t errlen)
+{
+	struct json_object *m;
+	int ret;
+
+	ret = call(c, req, "ready", PREPARE_MS, &m, err, errlen);
+	if (ret)
+		return ret;
+	ret = reply_get(c, m, ready_fields, rd, err, errlen);
+	json_object_put(m);
+	return ret;
+}
+
+int lr_ctl_prepare_rx(struct lr_ctl *c, const struct lr_recv_opts *o, const char *address,
+		      struct lr_ctl_ready *rd, char *err, size_t errlen)
+{
+	return prepare(c, lr_ctl_prepare_rx_msg(o, address), rd, err, errlen);
+}
+
+int lr_ctl_prepare_tx(struct lr_ctl *c, const struct lr_send_opts *o, const char *address,
+		      struct lr_ctl_ready *rd, char *err, size_t errlen)
+{
+	return prepare(c, lr_ctl_prepare_tx_msg(o, address), rd, err, errlen);
+}
+
+int lr_ctl_start(struct lr_ctl *c, char *err, size_t errlen)
+{
+	return call(c, lr_msg_new("start"), "started", CALL_MS, NULL, err, errlen);
+}
+
+int lr_ctl_stop(struct lr_ctl *c, char *err, size_t errlen)
+{
+	return call(c, lr_msg_new("stop"), "ok", CALL_MS, NULL, err, errlen);
+}
+
+int lr_ctl_reset(struct lr_ctl *c, char *err, size_t errlen)
+{
+	return call(c, lr_msg_new("reset"), "ok", CALL_MS, NULL, err, errlen);
+}
+
+int lr_ctl_ping(struct lr_ctl *c, char *err, size_t errlen)
+{
+	return call(c, lr_msg_new("ping"), "pong", LR_CTL_REPLY_MS, NULL, err, errlen);
+}
+
+int lr_ctl_quit(struct lr_ctl *c, char *err, size_t errlen)
+{
+	return call(c, lr_msg_new("quit"), "bye", CALL_MS, NULL, err, errlen);
+}
+
+#define P(k, t, m)	{ k, t, offsetof(struct lr_ctl_progress, m) }
+
+static const struct lr_jfield progress_tx_fields[] = {
+	P("packets", LR_J_U64, packets),
+	P("queued", LR_J_U64, queued),
+	{ NULL }
+};
+
+static const struct lr_jfield progress_rx_fields[] = {
+	P("packets", LR_J_U64, packets),
+	P("lost", LR_J_I64, lost),
+	P("reordered", LR_J_U64, reordered),
+	P("duplicates", LR_J_U64, duplicates),
+	P("foreign", LR_J_U64, foreign),
+	{ NULL }
+};
+
+static const struct lr_jfield progress_tx[] = { { "tx", LR_J_OBJ, 0, .sub = progress_tx_fields }, { NULL } };
+static const struct lr_jfield progress_rx[] = { { "rx", LR_J_OBJ, 0, .sub = progress_rx_fields }, { NULL } };
+
+int lr_ctl_progress(struct lr_ctl *c, struct lr_ctl_progress *p, char *err, size_t errlen)
+{
+	struct json_object *m, *v;
+	int ret;
+
+	memset(p, 0, sizeof(*p));
+	ret = call(c, lr_msg_new("progress"), "progress", LR_CTL_REPLY_MS, &m, err, errlen);
+	if (ret)
+		return ret;
+	p->tx = json_object_object_get_ex(m, "tx", &v);
+	ret = reply_get(c, m, p->tx ? progress_tx : progress_rx, p, err, errlen);
+	json_object_put(m);
+	return ret;
+}
+
+/* A result reply: complete, the document (null, or an object) and the summary lines. */
+struct wait_reply {
+	bool complete;
+	struct json_object *doc;
+	char *summary;
+};
+
+static int doc_get(struct json_object *v, void *base, const char *path, char *err, size_t errlen)
+{
+	struct wait_reply *w = base;
+
+	if (v && !json_object_is_type(v, json_type_object)) {
+		snprintf(err, errlen, "%s: expected an object or null", path);
+		return -EINVAL;
+	}
+	w->doc = json_object_get(v);
+	return 0;
+}
+
+static int summary_get(struct json_object *v, void *base, const char *path, char *err, size_t errlen)
+{
+	struct wait_reply *w = base;
+
+	if (!json_object_is_type(v, json_type_string)) {
+		snprintf(err, errlen, "%s: expected a string", path);
+		return -EINVAL;
+	}
+	w->summary = strdup(json_object_get_string(v));
+	return w->summary ? 0 : -ENOMEM;
+}
+
+static const struct lr_jfield result_fields[] = {
+	{ "complete", LR_J_BOOL, offsetof(struct wait_reply, complete) },
+	{ "document", LR_J_CUSTOM, .get = doc_get },
+	{ "summary", LR_J_CUSTOM, .get = summary_get },
+	{ NULL }
+};
+
+/* One wait of @ms (at most LR_CTL_WAIT_MAX_MS): its reply in @w (the caller puts doc, frees summary). */
+static int wait_once(struct lr_ctl *c, unsigned int ms, struct wait_reply *w, char *err, size_t errlen)
+{
+	struct json_object *req = lr_msg_new("wait"), *m;
+	int ret;
+
+	memset(w, 0, sizeof(*w));
+	json_object_object_add(req, "timeout_ms", json_object_new_int64(ms));
+	ret = call(c, req, "result", (int)(ms + WAIT_EXTRA_MS), &m, err, errlen);
+	if (ret)
+		return ret;
+	ret = reply_get(c, m, result_fields, w, err, errlen);
+	json_object_put(m);
+	if (ret) {
+		json_object_put(w->doc);
+		free(w->summary);
+		memset(w, 0, sizeof(*w));
+	}
+	return ret;
+}
+
+int lr_ctl_wait(struct lr_ctl *c, uint64_t timeout_ns, bool *complete, struct lr_rx_result *r,
+		struct json_object **doc, char *err, size_t errlen)
+{
+	uint64_t end = lr_now_ns() + timeout_ns;
+	struct wait_reply w;
+	int ret;
+
+	for (;;) {
+		uint64_t now = lr_now_ns(), left_ms = now < end ? (end - now + 999999) / 1000000 : 0;
+
+		ret = wait_once(c, left_ms > LR_CTL_WAIT_MAX_MS ? LR_CTL_WAIT_MAX_MS : (unsigned int)left_ms, &w, err,
+				errlen);
+		if (ret)
+			return ret;
+		free(w.summary);
+		if (!w.doc)
+			snprintf(err, errlen, "result.document: null, where a receiver's result belongs");
+		if (!w.doc || lr_rx_result_get(w.doc, r, err, errlen)) {
+			json_object_put(w.doc);
+			return broken(c, err);
+		}
+		*complete = w.complete;
+		if (w.complete || lr_now_ns() >= end)
+			break;
+		json_object_put(w.doc);
+	}
+	if (doc)
+		*doc = w.doc;
+	else
+		json_object_put(w.doc);
+	return 0;
+}
+
+int lr_ctl_wait_tx(struct lr_ctl *c, unsigned int timeout_ms, bool *complete, struct json_object **doc,
+		   char **summary, char *err, size_t errlen)
+{
+	struct wait_reply w;
+	int ret;
+
+	*doc = NULL;
+	*summary = NULL;
+	ret = wait_once(c, timeout_ms > LR_CTL_WAIT_MAX_MS ? LR_CTL_WAIT_MAX_MS : timeout_ms, &w, err, errlen);
+	if (ret)
+		return ret;
+	*complete = w.complete;
+	if (w.complete && !w.doc) {
+		free(w.summary);
+		snprintf(err, errlen, "result.document: null, where a finished sender's document belongs");
+		return broken(c, err);
+	}
+	*doc = w.doc;
+	*summary = w.summary;
+	return 0;
+}
+
+struct clock_reply {
+	uint64_t t1, t2, t3;
+};
+
+static const struct lr_jfield clock_fields[] = {
+	{ "t1", LR_J_U64, offsetof(struct clock_reply, t1) },
+	{ "t2", LR_J_U64, offsetof(struct clock_reply, t2) },
+	{ "t3", LR_J_U64, offsetof(struct clock_reply, t3) },
+	{ NULL }
+};
+
+int lr_ctl_clock(struct lr_ctl *c, struct lr_clock_sample *s, char *err, size_t errlen)
+{
+	struct json_object *req = lr_msg_new("clock"), *m;
+	struct clock_reply r;
+	int ret;
+
+	pthread_mutex_lock(&c->lock);
+	/* t1 as late and t4 as early as can be: what lies outside them only widens the bound */
+	s->t1 = lr_now_bpf_ns();
+	json_object_object_add(req, "t1", json_object_new_uint64(s->t1));
+	ret = exchange(c, req, LR_CTL_REPLY_MS, &m, err, errlen);
+	s->t4 = lr_now_bpf_ns();
+	if (!ret)
+		ret = expect(c, m, "clock", "clock", &m, err, errlen);
+	pthread_mutex_unlock(&c->lock);
+	if (ret)
+		return ret;
+	ret = reply_get(c, m, clock_fields, &r, err, errlen);
+	json_object_put(m);
+	if (ret)
+		return ret;
+	if (r.t1 != s->t1) {
+		snprintf(err, errlen, "clock: the reply echoes t1 %llu, not %llu", (unsigned long long)r.t1,
+			 (unsigned long long)s->t1);
+		return broken(c, err);
+	}
+	s->t2 = r.t2;
+	s->t3 = r.t3;
+	return 0;
+}
+
+int lr_ctl_clock_estimate(struct lr_ctl *c, unsigned int n, struct lr_clock_est *e, char *err, size_t errlen)
+{
+	struct lr_clock_sample s;
+	unsigned int i;
+	int ret;
+
+	*e = (struct lr_clock_est){ 0 };
+	for (i = 0; i < n; i++) {
+		ret = lr_ctl_clock(c, &s, err, errlen);
+		if (ret)
+			return ret;
+		lr_clock_est_add(e, &s);
+	}
+	if (!e->samples) {
+		snprintf(err, errlen, "none of %u clock exchanges could be used (%u refused)", n, e->refused);
+		return -ENODATA;
+	}
+	return 0;
 }

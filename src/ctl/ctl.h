@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The agent protocol (docs/json.md, "Agent protocol"): the controller's calls and the endpoint
- * that serves them, over one connected stream: run's receiver child today, a TCP agent later.
+ * The agent protocol (docs/protocol.md): the controller's connection and calls, and the endpoint
+ * that serves them over one connected stream: run's receiver child, or a session of an agent.
  */
 #ifndef LINERATE_CTL_H
 #define LINERATE_CTL_H
@@ -11,35 +11,143 @@
 #include <stdint.h>
 #include <json-c/json.h>
 #include "cmd/opts.h"
+#include "ctl/auth.h"
+#include "ctl/clock.h"
+#include "ctl/host.h"
 #include "util/result.h"
 
+/* ---- controller side ---------------------------------------------------------------------------- */
+
+struct lr_ctl;
+
+#define LR_CTL_CONNECT_MS	3000	/* a TCP connection to an agent, every address of a name together */
+#define LR_CTL_PING_MS		500	/* the keepalive's idle time before a ping */
+#define LR_CTL_REPLY_MS		1500	/* a ping unanswered this long: the endpoint is gone (2 s with the idle) */
+
 /*
- * Controller side: each call sends one request on @fd and waits for its reply. 0; an exit code
- * (1 runtime, 2 bad input or environment) when the endpoint answered with an error, its message
- * in @err; or -errno when the exchange itself failed (no answer in time, the stream closed, a
- * reply out of protocol), said in @err.
+ * Each call sends one request and waits for its reply, one call at a time on a connection (a
+ * mutex; the keepalive thread takes its turn between them). It returns 0; an exit code (1 runtime,
+ * 2 bad input or environment) when the endpoint answered with an error, its message in @err; or
+ * -errno when the exchange itself failed (no answer in time, the stream closed, a reply out of
+ * protocol), said in @err. After such a failure the connection is dead: every later call fails
+ * the same way without touching the stream.
  */
-int lr_ctl_hello(int fd, char *err, size_t errlen);
-/* A receiver as @o says (its netns entered by the endpoint); @line gets its start line. */
-int lr_ctl_prepare_rx(int fd, const struct lr_recv_opts *o, char *line, size_t linelen, char *err, size_t errlen);
+
+/*
+ * Connects to the agent at @hostport (HOST[:PORT]), says hello and, when the agent asks for a
+ * token, proves it holds @key's (after checking the agent's own proof). 0; else an exit code with
+ * one line in @err: 1 for connection refused, no answer, busy (with the running test); 2 for a
+ * token needed and not given, authentication failed, another protocol version.
+ */
+int lr_ctl_connect(const char *hostport, const struct lr_auth_key *key, struct lr_ctl **out, char *err,
+		   size_t errlen);
+/* A connection over a stream already connected (run's socketpair to its child); @name for messages. */
+int lr_ctl_attach(int fd, const char *name, struct lr_ctl **out);
+/* hello, and auth when the endpoint asks for it (lr_ctl_connect() does this itself). */
+int lr_ctl_hello(struct lr_ctl *c, const struct lr_auth_key *key, char *err, size_t errlen);
+/*
+ * From now on a thread pings the endpoint whenever no call was made for LR_CTL_PING_MS, so the
+ * endpoint's dead-man timer stays quiet, and marks the connection dead when a ping fails. Start it
+ * after lr_netns_enter() (threads must not exist then). 0 or -errno.
+ */
+int lr_ctl_keepalive(struct lr_ctl *c);
+/* Whether the connection died (a call or a ping failed): true, with why in @err. */
+bool lr_ctl_dead(struct lr_ctl *c, char *err, size_t errlen);
+/* Stops the keepalive, closes the stream (an endpoint then ends its test) and frees. NULL is fine. */
+void lr_ctl_close(struct lr_ctl *c);
+/* "the agent at HOST:PORT", or the name given to lr_ctl_attach(). */
+const char *lr_ctl_name(const struct lr_ctl *c);
+/* "HOST:PORT" of an agent ("" for an attached stream). */
+const char *lr_ctl_agent(const struct lr_ctl *c);
+/* The endpoint's host facts, from its hello (zeroed before it). */
+const struct lr_host *lr_ctl_host(const struct lr_ctl *c);
+/* The hello reply's "host" object, as the endpoint sent it (NULL before hello); the connection's. */
+struct json_object *lr_ctl_host_json(const struct lr_ctl *c);
+
+/* What prepare_rx and prepare_tx answer. */
+struct lr_ctl_ready {
+	char line[768];	/* the start line: engine, mode, why better ones were not usable */
+	char ifname[16];	/* the interface it runs on (found by address, or as asked) */
+};
+
+/* A receiver as @o says, on @o->ifname or, that empty, on the interface holding @address. */
+int lr_ctl_prepare_rx(struct lr_ctl *c, const struct lr_recv_opts *o, const char *address,
+		      struct lr_ctl_ready *rd, char *err, size_t errlen);
+/* A sender as @o says, likewise; it sends nothing before lr_ctl_start(). */
+int lr_ctl_prepare_tx(struct lr_ctl *c, const struct lr_send_opts *o, const char *address,
+		      struct lr_ctl_ready *rd, char *err, size_t errlen);
+/* A sender starts now (a receiver counts from its prepare). */
+int lr_ctl_start(struct lr_ctl *c, char *err, size_t errlen);
+/* A sender stops its data and sends its end-of-test markers, as on SIGINT. */
+int lr_ctl_stop(struct lr_ctl *c, char *err, size_t errlen);
 /* Zero the receiver's counts, between two windows. */
-int lr_ctl_reset(int fd, char *err, size_t errlen);
-/*
- * Wait up to @timeout_ns for every flow's end-of-test marker, then the result so far into @r;
- * @complete says whether the markers all came.
- */
-int lr_ctl_wait(int fd, uint64_t timeout_ns, bool *complete, struct lr_rx_result *r, char *err, size_t errlen);
-/* The endpoint ends its receiver (the capture renamed into place) and says bye. */
-int lr_ctl_quit(int fd, char *err, size_t errlen);
+int lr_ctl_reset(struct lr_ctl *c, char *err, size_t errlen);
+int lr_ctl_ping(struct lr_ctl *c, char *err, size_t errlen);
 
-/* The prepare_rx request for @o, and back: 0, or -EINVAL with the key and why in @err. */
-struct json_object *lr_ctl_prepare_rx_msg(const struct lr_recv_opts *o);
-int lr_ctl_prepare_rx_parse(struct json_object *msg, struct lr_recv_opts *o, char *err, size_t errlen);
+/* The counters so far, for live lines. */
+struct lr_ctl_progress {
+	bool tx;	/* a sender's: packets (data frames completed) and queued; else a receiver's */
+	uint64_t packets, queued;
+	int64_t lost;
+	uint64_t reordered, duplicates, foreign;
+};
+
+int lr_ctl_progress(struct lr_ctl *c, struct lr_ctl_progress *p, char *err, size_t errlen);
+/*
+ * A receiver: waits up to @timeout_ns for every flow's end-of-test marker (in requests of at most
+ * LR_CTL_WAIT_MAX_MS, so the endpoint is never kept from its dead-man timer), then the result so
+ * far into @r; @complete says whether the markers all came. With @doc, the endpoint's recv
+ * document too (the caller's to put).
+ */
+int lr_ctl_wait(struct lr_ctl *c, uint64_t timeout_ns, bool *complete, struct lr_rx_result *r,
+		struct json_object **doc, char *err, size_t errlen);
+/*
+ * A sender: one wait of at most LR_CTL_WAIT_MAX_MS for its end. Once @complete, @doc is its send
+ * document (the caller's to put) and @summary its summary lines (the caller's to free).
+ */
+int lr_ctl_wait_tx(struct lr_ctl *c, unsigned int timeout_ms, bool *complete, struct json_object **doc,
+		   char **summary, char *err, size_t errlen);
+/* One clock exchange: t1 and t4 on this process's stamping clock, t2 and t3 on the endpoint's. */
+int lr_ctl_clock(struct lr_ctl *c, struct lr_clock_sample *s, char *err, size_t errlen);
+/* @n exchanges into an estimate (ctl/clock.h); -ENODATA when none could be used. */
+int lr_ctl_clock_estimate(struct lr_ctl *c, unsigned int n, struct lr_clock_est *e, char *err, size_t errlen);
+/* The endpoint ends its receiver (the capture renamed into place) or sender and says bye. */
+int lr_ctl_quit(struct lr_ctl *c, char *err, size_t errlen);
+
+/* ---- endpoint side ------------------------------------------------------------------------------ */
+
+/* How an endpoint serves: run's child leaves everything zero but status_fd (-1). */
+struct lr_ctl_serve_opts {
+	bool tx;	/* serve senders too (an agent); run's child counts only */
+	/*
+	 * A test ends when no message came for this long (the controller or the link is gone without
+	 * a word); 0: only when the stream ends (a socketpair, which ends with its process).
+	 */
+	int deadman_ms;
+	const struct lr_auth_key *key;	/* hello asks for proof of this token; NULL: none */
+	/* the agent's rule for every interface it sends or counts on (docs/protocol.md, "Policy") */
+	bool policy;
+	const char (*allow)[LR_GLOB_MAX];
+	unsigned int nallow;
+	bool allow_physical;
+	bool log;	/* a line per event on stderr, "linerate agent: ..." */
+	const char *peer;	/* the controller's address, for those lines and the test's description */
+	/*
+	 * -1, or where the session says what it does, a line at a time: the test's description once
+	 * prepared, LR_CTL_STATUS_ENDING once it ends its test; it closes the stream when done.
+	 */
+	int status_fd;
+};
+
+#define LR_CTL_STATUS_ENDING	"ending"
 
 /*
- * Endpoint side: serves the requests that arrive on @fd until quit or the end of the stream,
- * then ends what it prepared. Returns an exit code: 0, or why the receiver could not start.
+ * Serves the requests that arrive on @fd until quit, the end of the stream, the dead-man timer or
+ * a signal (lr_stop > 0), then ends what it prepared: no XDP program, no tap, no thread is left.
+ * Returns an exit code: 0, or why the test could not run.
  */
-int lr_ctl_serve(int fd);
+int lr_ctl_serve(int fd, const struct lr_ctl_serve_opts *so);
+/* "linerate agent: " and one line of @fmt on stderr, in one write (sessions log side by side). */
+void lr_ctl_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

@@ -1,144 +1,552 @@
 /* SPDX-License-Identifier: MIT */
-/* The endpoint's side of the agent protocol: a receiver run on a controller's requests. */
+/*
+ * The endpoint's side of the agent protocol: a receiver or a sender run on a controller's requests,
+ * ended by quit, by the stream's end, by the dead-man timer or by a signal, whichever comes first.
+ */
+#define _GNU_SOURCE	/* memfd_create() */
 #include <errno.h>
+#include <fnmatch.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include "ctl/ctl.h"
 #include "ctl/msg.h"
+#include "ctl/request.h"
+#include "rx/report.h"
 #include "rx/rx.h"
 #include "sys/netdev.h"
-#include "tx/rate.h"
-#include "util/jfield.h"
+#include "tx/tx.h"
+#include "util/clock.h"
 #include "util/log.h"
 #include "util/version.h"
 
 #define SEND_MS		5000
-#define WAIT_MAX_MS	60000
+#define POLL_MS		100	/* between requests: how soon a signal or the dead-man's deadline is seen */
+#define BODY_MS		2000	/* the rest of a message once its first byte is in */
 #define POLL_US		5000
 /* after the markers: they are repeated, and late frames of other queues may still be on their way */
 #define LINGER_US	20000
+#define READY_NS	(2 * 1000000000ULL)	/* the sender's workers pinned and waiting */
+#define STOP_REQUESTED	(-1)	/* lr_stop from a stop request; a signal sets its number */
+
+enum role { ROLE_NONE, ROLE_RX, ROLE_TX };
 
 struct endpoint {
+	const struct lr_ctl_serve_opts *so;
+	bool hello, authed, auth_tried;
+	char nonce_c[LR_AUTH_HEX + 1], nonce_e[LR_AUTH_HEX + 1];
+	enum role role;
+	char what[128];	/* "rx on ul0 in h2": the test, for logs and busy replies */
+	/* receiver */
 	struct lr_recv_opts ro;
 	struct lr_rx rx;
-	bool prepared;
-	int code;	/* why the receiver could not start, for the exit code */
+	uint64_t rx_start_ns;
+	/* sender */
+	struct lr_send_opts to;
+	struct lr_tx *tx;
+	bool started, finished;
+	struct json_object *tx_doc;	/* its send document, once finished */
+	char *tx_summary;	/* its summary lines, once finished */
+	int code;	/* why the test could not run, for the exit code */
 };
 
-static struct json_object *error_msg(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static const struct lr_ctl_serve_opts local_child = { .status_fd = -1 };
 
-static struct json_object *error_msg(int code, const char *fmt, ...)
+void lr_ctl_log(const char *fmt, ...)
 {
-	struct json_object *m = lr_msg_new("error");
-	char text[1024];
+	char msg[1024], line[1200];
 	va_list ap;
+	size_t n;
 
 	va_start(ap, fmt);
-	vsnprintf(text, sizeof(text), fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	json_object_object_add(m, "code", json_object_new_int(code));
-	json_object_object_add(m, "message", json_object_new_string(text));
-	return m;
+	/* what a controller sent is quoted in some lines: escaped, it cannot forge a line of its own */
+	n = (size_t)snprintf(line, sizeof(line), "linerate agent: ");
+	n += lr_escape(msg, line + n, sizeof(line) - n - 1);
+	line[n++] = '\n';
+	/* one write: lines of sessions running side by side do not mix */
+	if (write(STDERR_FILENO, line, n) < 0)
+		return;
 }
 
-static struct json_object *on_hello(void)
-{
-	struct json_object *m = lr_msg_new("hello"), *v = json_object_new_object(), *roles = json_object_new_array();
+#define elog(e, ...)                          \
+	do {                                  \
+		if ((e)->so->log)             \
+			lr_ctl_log(__VA_ARGS__); \
+	} while (0)
 
+/*
+ * What the sender's library prints (its start line, its refusals, its summary and, with json "-",
+ * its document) is caught in memory files while it runs here: one printer, and its words reach the
+ * controller. The fds are the process's; the caller is the only thread that prints meanwhile.
+ */
+struct capture {
+	int fd[2];	/* memory files for stdout and stderr (-1: that one is not caught) */
+	int saved[2];
+};
+
+static void capture_begin(struct capture *c, bool out)
+{
+	int i;
+
+	fflush(stdout);
+	fflush(stderr);
+	for (i = 0; i < 2; i++) {
+		c->fd[i] = c->saved[i] = -1;
+		if (i == 0 && !out)
+			continue;
+		c->fd[i] = memfd_create("linerate-capture", MFD_CLOEXEC);
+		if (c->fd[i] < 0)
+			continue;
+		c->saved[i] = dup(i + 1);
+		if (c->saved[i] < 0 || dup2(c->fd[i], i + 1) < 0) {
+			close(c->fd[i]);
+			c->fd[i] = -1;
+		}
+	}
+}
+
+/* The text written to fd @i + 1 (0: stdout, 1: stderr) since capture_begin(); the caller frees it. */
+static char *capture_text(struct capture *c, int i)
+{
+	off_t len;
+	char *text;
+	ssize_t n;
+
+	if (c->fd[i] < 0 || (len = lseek(c->fd[i], 0, SEEK_END)) < 0 || !(text = malloc((size_t)len + 1)))
+		return strdup("");
+	n = pread(c->fd[i], text, (size_t)len, 0);
+	text[n > 0 ? n : 0] = '\0';
+	return text;
+}
+
+/* Puts stdout and stderr back; the texts caught, when asked for (the caller frees them). */
+static void capture_end(struct capture *c, char **out, char **err)
+{
+	int i;
+
+	fflush(stdout);
+	fflush(stderr);
+	for (i = 0; i < 2; i++) {
+		if (c->saved[i] >= 0) {
+			dup2(c->saved[i], i + 1);
+			close(c->saved[i]);
+		}
+		if (i == 0 && out)
+			*out = capture_text(c, 0);
+		if (i == 1 && err)
+			*err = capture_text(c, 1);
+		if (c->fd[i] >= 0)
+			close(c->fd[i]);
+	}
+}
+
+/* The last line of @text that is not empty, without the library's "linerate send: " prefix. */
+static const char *last_line(char *text)
+{
+	static const char prefix[] = "linerate send: ";
+	char *end = text + strlen(text), *start;
+
+	while (end > text && end[-1] == '\n')
+		*--end = '\0';
+	start = strrchr(text, '\n');
+	start = start ? start + 1 : text;
+	if (!strncmp(start, prefix, sizeof(prefix) - 1))
+		start += sizeof(prefix) - 1;
+	return *start ? start : "the sender could not start (no reason given)";
+}
+
+static struct json_object *on_hello(struct endpoint *e, struct json_object *req)
+{
+	struct json_object *m, *v, *roles;
+	struct lr_ctl_hello_req h;
+	struct lr_host *host;
+	char err[256], proof[LR_AUTH_HEX + 1] = "";
+
+	if (e->hello)
+		return lr_msg_error(LR_EXIT_USAGE, "hello was said already");
+	if (lr_ctl_hello_parse(req, &h, err, sizeof(err)))
+		return lr_msg_error(LR_EXIT_USAGE, "%s", err);
+	host = malloc(sizeof(*host));
+	if (!host)
+		return lr_msg_error(LR_EXIT_RUNTIME, "out of memory");
+	if (lr_host_read(host)) {
+		free(host);
+		return lr_msg_error(LR_EXIT_RUNTIME, "cannot read this host's facts (boot id, interfaces)");
+	}
+	e->hello = true;
+	e->authed = !e->so->key;
+	memcpy(e->nonce_c, h.nonce, sizeof(e->nonce_c));
+	lr_auth_nonce(e->nonce_e);
+	if (e->so->key)
+		lr_auth_proof(e->so->key, "agent", e->nonce_c, e->nonce_e, proof);
+	m = lr_msg_new("hello");
+	v = json_object_new_object();
 	json_object_object_add(v, "release", json_object_new_string(lr_release()));
 	json_object_object_add(v, "revision", json_object_new_string(lr_revision()));
 	json_object_object_add(m, "version", v);
+	roles = json_object_new_array();
 	json_object_array_add(roles, json_object_new_string("rx"));
+	if (e->so->tx)
+		json_object_array_add(roles, json_object_new_string("tx"));
 	json_object_object_add(m, "roles", roles);
+	lr_host_put(m, host);
+	free(host);
+	json_object_object_add(m, "auth", json_object_new_string(e->so->key ? LR_AUTH_MODE : "none"));
+	json_object_object_add(m, "nonce", json_object_new_string(e->nonce_e));
+	json_object_object_add(m, "proof", json_object_new_string(proof));
+	return m;
+}
+
+static struct json_object *on_auth(struct endpoint *e, struct json_object *req, bool *quit)
+{
+	char err[256], proof[LR_AUTH_HEX + 1];
+
+	if (!e->so->key)
+		return lr_msg_error(LR_EXIT_USAGE, "this endpoint asks for no token");
+	if (e->authed)
+		return lr_msg_error(LR_EXIT_USAGE, "authenticated already");
+	*quit = true;
+	e->auth_tried = true;
+	if (lr_ctl_auth_parse(req, proof, err, sizeof(err))) {
+		elog(e, "%s: authentication failed: %s", e->so->peer, err);
+		return lr_msg_error(LR_EXIT_USAGE, "authentication failed: %s", err);
+	}
+	if (!lr_auth_check(e->so->key, "controller", e->nonce_e, e->nonce_c, proof)) {
+		elog(e, "%s: authentication failed: wrong proof (another token?); closed", e->so->peer);
+		return lr_msg_error(LR_EXIT_USAGE, "authentication failed: the proof does not match this agent's token");
+	}
+	*quit = false;
+	e->authed = true;
+	elog(e, "%s: authenticated", e->so->peer);
+	return lr_msg_new("ok");
+}
+
+/* The agent's rule for @ifname (here, in the namespace entered): NULL when it may be served. */
+static struct json_object *check_policy(const struct endpoint *e, const char *ifname)
+{
+	const struct lr_ctl_serve_opts *so = e->so;
+	char err[256], list[512] = "";
+	struct lr_if ifc;
+	bool match = !so->nallow;
+	size_t off = 0;
+	unsigned int i;
+
+	if (!so->policy)
+		return NULL;
+	if (lr_if_open(ifname, &ifc, err, sizeof(err)))
+		return lr_msg_error(LR_EXIT_USAGE, "%s", err);
+	for (i = 0; i < so->nallow; i++) {
+		match = match || !fnmatch(so->allow[i], ifname, 0);
+		if (off < sizeof(list))
+			off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%s", i ? ", " : "", so->allow[i]);
+	}
+	if (!match)
+		return lr_msg_error(LR_EXIT_USAGE, "interface %s is not served here: it matches none of the agent's --allow patterns (%s)",
+				    ifname, list);
+	if (ifc.physical && !so->allow_physical)
+		return lr_msg_error(LR_EXIT_USAGE, "interface %s is a physical NIC: this agent serves one only with --allow-physical on its own command line",
+				    ifname);
+	return NULL;
+}
+
+/*
+ * What every prepare does, once its request parsed, before its role's own start: the namespace,
+ * the interface found by its address, the policy. NULL, or the error to answer with. @ifname is
+ * the options' field.
+ */
+static struct json_object *prepare_common(struct endpoint *e, const char *role, const char *netns, char *ifname,
+					  const char *address)
+{
+	struct json_object *m;
+	char err[512];
+
+	/* one process, one namespace: the endpoint is still single-threaded here (no worker yet) */
+	if (netns[0] && lr_netns_enter(netns, err, sizeof(err)))
+		return lr_msg_error(LR_EXIT_USAGE, "%s", err);
+	if (address[0] && lr_host_iface_of(address, ifname, err, sizeof(err)))
+		return lr_msg_error(LR_EXIT_USAGE, "%s", err);
+	snprintf(e->what, sizeof(e->what), "%s on %s%s%s", role, ifname, netns[0] ? " in " : "", netns);
+	m = check_policy(e, ifname);
+	return m;
+}
+
+/* One line to the agent's parent (ctl.h, status_fd): what runs, or LR_CTL_STATUS_ENDING. */
+static void status(const struct endpoint *e, const char *line)
+{
+	char buf[256];
+	int n;
+
+	if (e->so->status_fd < 0)
+		return;
+	n = snprintf(buf, sizeof(buf), "%s\n", line);
+	if (write(e->so->status_fd, buf, (size_t)n) < 0)
+		pr_debug("endpoint: status: %s\n", strerror(errno));
+}
+
+/* "ready" for a prepared test; the agent's log and busy replies learn what runs. */
+static struct json_object *ready(struct endpoint *e, enum role role, const char *line, const char *ifname)
+{
+	struct json_object *m = lr_msg_new("ready");
+	char what[224];
+
+	e->role = role;
+	json_object_object_add(m, "line", json_object_new_string(line));
+	json_object_object_add(m, "interface", json_object_new_string(ifname));
+	elog(e, "%s: test %s: %s", e->so->peer, e->what, line);
+	snprintf(what, sizeof(what), "%s for %s", e->what, e->so->peer ? e->so->peer : "?");
+	status(e, what);
+	return m;
+}
+
+static struct json_object *refused(struct endpoint *e, struct json_object *m, int code)
+{
+	struct json_object *msg;
+
+	e->code = code;
+	if (json_object_object_get_ex(m, "message", &msg))
+		elog(e, "%s: refused %s: %s", e->so->peer, e->what[0] ? e->what : "a test", json_object_get_string(msg));
+	e->what[0] = '\0';
 	return m;
 }
 
 static struct json_object *on_prepare_rx(struct endpoint *e, struct json_object *req)
 {
 	struct json_object *m;
-	char err[512], line[768];
+	char err[512], line[768], address[LR_CTL_ADDR_TEXT];
 	int ret;
 
-	if (e->prepared)
-		return error_msg(LR_EXIT_USAGE, "a receiver is running already");
-	if (lr_ctl_prepare_rx_parse(req, &e->ro, err, sizeof(err)))
-		return error_msg(LR_EXIT_USAGE, "%s", err);
+	/* before the parse: the options of a running receiver are read from e->ro */
+	if (e->role != ROLE_NONE)
+		return lr_msg_error(LR_EXIT_USAGE, "a test is prepared already (%s)", e->what);
+	if (lr_ctl_prepare_rx_parse(req, &e->ro, address, err, sizeof(err)))
+		return refused(e, lr_msg_error(LR_EXIT_USAGE, "%s", err), LR_EXIT_USAGE);
 	e->ro.quiet = true;
 	e->ro.verbose = lr_log_level();
-	if (e->ro.netns[0] && lr_netns_enter(e->ro.netns, err, sizeof(err))) {
-		e->code = LR_EXIT_USAGE;
-		return error_msg(e->code, "%s", err);
-	}
+	m = prepare_common(e, "rx", e->ro.netns, e->ro.ifname, address);
+	if (m)
+		return refused(e, m, LR_EXIT_USAGE);
 	ret = lr_rx_begin(&e->ro, &e->rx, line, sizeof(line), err, sizeof(err));
-	if (ret) {
-		e->code = ret;
-		return error_msg(ret, "%s", err);
-	}
-	e->prepared = true;
-	m = lr_msg_new("ready");
-	json_object_object_add(m, "line", json_object_new_string(line));
+	if (ret)
+		return refused(e, lr_msg_error(ret, "%s", err), ret);
+	e->rx_start_ns = lr_now_ns();
+	return ready(e, ROLE_RX, line, e->ro.ifname);
+}
+
+static struct json_object *on_prepare_tx(struct endpoint *e, struct json_object *req)
+{
+	struct json_object *m;
+	struct capture cap;
+	char err[512], address[LR_CTL_ADDR_TEXT], *text;
+	int ret;
+
+	if (!e->so->tx)
+		return lr_msg_error(LR_EXIT_USAGE, "this endpoint counts only: it takes no prepare_tx");
+	if (e->role != ROLE_NONE)
+		return lr_msg_error(LR_EXIT_USAGE, "a test is prepared already (%s)", e->what);
+	if (lr_ctl_prepare_tx_parse(req, &e->to, address, err, sizeof(err)))
+		return refused(e, lr_msg_error(LR_EXIT_USAGE, "%s", err), LR_EXIT_USAGE);
+	m = prepare_common(e, "tx", e->to.netns, e->to.ifname, address);
+	if (m)
+		return refused(e, m, LR_EXIT_USAGE);
+	/* the policy said yes to this interface; the library's own check must not say no again */
+	e->to.allow_physical = true;
+	e->to.quiet = true;
+	e->to.silent = false;
+	e->to.verbose = lr_log_level();
+	snprintf(e->to.json, sizeof(e->to.json), "-");
+	capture_begin(&cap, false);
+	ret = lr_tx_open(&e->to, 0, e->to.flows, &e->tx);
+	capture_end(&cap, NULL, &text);
+	m = ret ? refused(e, lr_msg_error(ret, "%s", last_line(text)), ret) : ready(e, ROLE_TX, last_line(text), e->to.ifname);
+	free(text);
 	return m;
 }
 
-/* NULL when the receiver can take the request, else the error to answer with. */
-static struct json_object *not_ready(const struct endpoint *e)
+static struct json_object *on_start(struct endpoint *e)
 {
-	if (!e->prepared)
-		return error_msg(LR_EXIT_USAGE, "no receiver: prepare_rx first");
-	if (!lr_if_present(&e->rx.ifc))
-		return error_msg(LR_EXIT_RUNTIME, "interface %s disappeared (deleted, or its veth peer's namespace went away)",
-				 e->ro.ifname);
+	struct json_object *m = NULL;
+	struct capture cap;
+	char *text;
+	int ret;
+
+	if (e->role == ROLE_NONE)
+		return lr_msg_error(LR_EXIT_USAGE, "nothing prepared: prepare_rx or prepare_tx first");
+	if (e->started)
+		return lr_msg_error(LR_EXIT_USAGE, "started already");
+	if (e->role == ROLE_TX) {
+		capture_begin(&cap, false);
+		ret = lr_tx_start(e->tx);
+		capture_end(&cap, NULL, &text);
+		if (ret)
+			m = lr_msg_error(ret, "%s", last_line(text));
+		free(text);
+		if (m)
+			return m;
+		lr_tx_ready(e->tx, READY_NS);
+		lr_tx_go(e->tx, lr_now_ns());
+		elog(e, "%s: %s started", e->so->peer, e->what);
+	}
+	e->started = true;
+	return lr_msg_new("started");
+}
+
+/* The sender's end: its workers joined, its summary and document kept for wait and the log. */
+static void finish_tx(struct endpoint *e)
+{
+	struct capture cap;
+	char *out, *err, *s;
+
+	if (e->finished || !e->started)
+		return;
+	lr_tx_join(e->tx);
+	capture_begin(&cap, true);
+	lr_tx_report(e->tx, NULL);
+	capture_end(&cap, &out, &err);
+	e->tx_doc = json_tokener_parse(out);
+	free(out);
+	/* the summary begins with a blank line on a terminal; the controller places its own */
+	for (s = err; *s == '\n'; s++)
+		;
+	e->tx_summary = strdup(s);
+	free(err);
+	e->finished = true;
+}
+
+/* NULL when the role's test can take the request, else the error to answer with. */
+static struct json_object *not_ready(const struct endpoint *e, enum role want)
+{
+	if (e->role == ROLE_NONE)
+		return lr_msg_error(LR_EXIT_USAGE, "nothing prepared: %s first", want == ROLE_TX ? "prepare_tx" : "prepare_rx");
+	if (want != ROLE_NONE && e->role != want)
+		return lr_msg_error(LR_EXIT_USAGE, "the test prepared is a %s", e->role == ROLE_RX ? "receiver" : "sender");
+	if (e->role == ROLE_RX && !lr_if_present(&e->rx.ifc))
+		return lr_msg_error(LR_EXIT_RUNTIME, "interface %s disappeared (deleted, or its veth peer's namespace went away)",
+				    e->ro.ifname);
 	return NULL;
 }
 
-struct wait_req {
-	unsigned int timeout_ms;
-};
-
-static const struct lr_jfield wait_fields[] = {
-	{ "timeout_ms", LR_J_UINT, offsetof(struct wait_req, timeout_ms), .max = WAIT_MAX_MS },
-	{ NULL }
-};
-
-static struct json_object *on_wait(struct endpoint *e, struct json_object *req)
+/* The receiver's recv document so far, or NULL after an error (in *m). */
+static struct json_object *rx_doc(struct endpoint *e, struct lr_rx_result *r, struct json_object **m)
 {
-	struct json_object *m = not_ready(e);
+	struct lr_rx_context x = { .secs = (double)(lr_now_ns() - e->rx_start_ns) / 1e9 };
+	int ret = lr_rx_collect(&e->rx, r);
+
+	if (ret) {
+		*m = lr_msg_error(LR_EXIT_RUNTIME, "cannot read the receiver's counters: %s", strerror(-ret));
+		return NULL;
+	}
+	snprintf(x.engine, sizeof(x.engine), "%s", e->rx.ops->name);
+	snprintf(x.mode, sizeof(x.mode), "%s", e->rx.mode);
+	snprintf(x.ifname, sizeof(x.ifname), "%s", e->ro.ifname);
+	return lr_rx_doc(&x, r);
+}
+
+static struct json_object *on_progress(struct endpoint *e)
+{
+	struct json_object *m = not_ready(e, ROLE_NONE), *o;
+	const struct lr_worker *ws;
 	struct lr_rx_result *r;
-	struct wait_req w;
-	uint64_t end;
-	char err[256];
-	bool complete;
+	uint64_t done = 0, queued = 0;
+	unsigned int n, i;
 	int ret;
 
 	if (m)
 		return m;
-	if (lr_msg_get(req, wait_fields, &w, err, sizeof(err)))
-		return error_msg(LR_EXIT_USAGE, "%s", err);
-	end = lr_now_ns() + (uint64_t)w.timeout_ms * 1000000;
+	o = json_object_new_object();
+	if (e->role == ROLE_TX) {
+		ws = lr_tx_workers(e->tx, &n);
+		for (i = 0; e->started && i < n; i++) {
+			done += lr_tx_worker_done(&ws[i]);
+			queued += __atomic_load_n(&ws[i].stats.queued, __ATOMIC_RELAXED);
+		}
+		json_object_object_add(o, "packets", json_object_new_int64((int64_t)done));
+		json_object_object_add(o, "queued", json_object_new_int64((int64_t)queued));
+	} else {
+		r = malloc(sizeof(*r));
+		ret = r ? lr_rx_collect(&e->rx, r) : -ENOMEM;
+		if (ret) {
+			free(r);
+			json_object_put(o);
+			return lr_msg_error(LR_EXIT_RUNTIME, "cannot read the receiver's counters: %s", strerror(-ret));
+		}
+		json_object_object_add(o, "packets", json_object_new_int64((int64_t)r->packets));
+		json_object_object_add(o, "lost", json_object_new_int64(r->lost));
+		json_object_object_add(o, "reordered", json_object_new_int64((int64_t)r->late));
+		json_object_object_add(o, "duplicates", json_object_new_int64((int64_t)r->dups));
+		json_object_object_add(o, "foreign", json_object_new_int64((int64_t)r->foreign));
+		free(r);
+	}
+	m = lr_msg_new("progress");
+	json_object_object_add(m, e->role == ROLE_TX ? "tx" : "rx", o);
+	return m;
+}
+
+static struct json_object *result(bool complete, struct json_object *doc, const char *summary)
+{
+	struct json_object *m = lr_msg_new("result");
+
+	json_object_object_add(m, "complete", json_object_new_boolean(complete));
+	json_object_object_add(m, "document", doc);
+	json_object_object_add(m, "summary", json_object_new_string(summary ? summary : ""));
+	return m;
+}
+
+static struct json_object *on_wait(struct endpoint *e, struct json_object *req)
+{
+	struct json_object *m = not_ready(e, ROLE_NONE), *doc;
+	struct lr_rx_result *r;
+	unsigned int ms;
+	uint64_t end;
+	char err[256];
+	bool complete;
+
+	if (m)
+		return m;
+	if (lr_ctl_wait_parse(req, &ms, err, sizeof(err)))
+		return lr_msg_error(LR_EXIT_USAGE, "%s", err);
+	end = lr_now_ns() + (uint64_t)ms * 1000000;
+	if (e->role == ROLE_TX) {
+		if (!e->started)
+			return lr_msg_error(LR_EXIT_USAGE, "the sender has not started: start first");
+		while (!(complete = lr_tx_done(e->tx)) && lr_now_ns() < end)
+			usleep(POLL_US);
+		if (complete)
+			finish_tx(e);
+		return result(complete, complete ? json_object_get(e->tx_doc) : NULL, complete ? e->tx_summary : "");
+	}
 	while (!(complete = lr_rx_complete(&e->rx)) && lr_now_ns() < end)
 		usleep(POLL_US);
 	usleep(LINGER_US);
 	r = malloc(sizeof(*r));
 	if (!r)
-		return error_msg(LR_EXIT_RUNTIME, "out of memory");
-	ret = lr_rx_collect(&e->rx, r);
-	if (ret) {
-		free(r);
-		return error_msg(LR_EXIT_RUNTIME, "cannot read the receiver's counters: %s", strerror(-ret));
-	}
-	m = lr_msg_new("result");
-	json_object_object_add(m, "complete", json_object_new_boolean(complete));
-	lr_rx_result_put(m, r);
+		return lr_msg_error(LR_EXIT_RUNTIME, "out of memory");
+	doc = rx_doc(e, r, &m);
 	free(r);
-	return m;
+	return doc ? result(complete, doc, "") : m;
+}
+
+static struct json_object *on_stop(struct endpoint *e)
+{
+	struct json_object *m = not_ready(e, ROLE_NONE);
+
+	if (m)
+		return m;
+	/* the workers' own stop: they end their data and send their markers, as on SIGINT */
+	if (e->role == ROLE_TX && e->started && !lr_stop)
+		lr_stop = STOP_REQUESTED;
+	return lr_msg_new("ok");
 }
 
 static struct json_object *on_reset(struct endpoint *e)
 {
-	struct json_object *m = not_ready(e);
+	struct json_object *m = not_ready(e, ROLE_RX);
 
 	if (m)
 		return m;
@@ -146,55 +554,192 @@ static struct json_object *on_reset(struct endpoint *e)
 	return lr_msg_new("ok");
 }
 
-int lr_ctl_serve(int fd)
+static struct json_object *on_clock(struct json_object *req, uint64_t t2)
+{
+	struct json_object *m;
+	char err[256];
+	uint64_t t1;
+
+	if (lr_ctl_clock_parse(req, &t1, err, sizeof(err)))
+		return lr_msg_error(LR_EXIT_USAGE, "%s", err);
+	m = lr_msg_new("clock");
+	json_object_object_add(m, "t1", json_object_new_uint64(t1));
+	json_object_object_add(m, "t2", json_object_new_uint64(t2));
+	/* t3 is added as the reply leaves */
+	return m;
+}
+
+/* The test ended (@why): one line for the log, from what it did. */
+static void log_end(struct endpoint *e, const char *why)
+{
+	struct json_object *tx, *v;
+	struct lr_rx_result *r;
+
+	if (!e->so->log || e->role == ROLE_NONE)
+		return;
+	if (e->role == ROLE_TX) {
+		uint64_t sent = 0;
+
+		if (e->tx_doc && json_object_object_get_ex(e->tx_doc, "tx", &tx) &&
+		    json_object_object_get_ex(tx, "packets", &v))
+			sent = json_object_get_uint64(v);
+		lr_ctl_log("%s: test %s ended (%s): %llu frames sent", e->so->peer, e->what, why, (unsigned long long)sent);
+		return;
+	}
+	r = malloc(sizeof(*r));
+	if (r && !lr_rx_collect(&e->rx, r))
+		lr_ctl_log("%s: test %s ended (%s): %llu frames received, %lld lost, %llu reordered, %llu duplicates%s",
+			   e->so->peer, e->what, why, (unsigned long long)r->packets, (long long)r->lost,
+			   (unsigned long long)r->late, (unsigned long long)r->dups,
+			   r->settled ? "" : " (not every end-of-test marker came)");
+	free(r);
+}
+
+/* Ends what was prepared, whatever way the session ends: no XDP program, no tap, no thread is left. */
+static void end_test(struct endpoint *e, const char *why)
+{
+	if (e->role == ROLE_TX && e->started && !e->finished && !lr_tx_done(e->tx) && !lr_stop)
+		lr_stop = STOP_REQUESTED;
+	finish_tx(e);
+	log_end(e, why);
+	if (e->role == ROLE_RX)
+		lr_rx_end(&e->rx);
+	lr_tx_close(e->tx);
+	e->tx = NULL;
+	json_object_put(e->tx_doc);
+	e->tx_doc = NULL;
+	free(e->tx_summary);
+	e->tx_summary = NULL;
+	e->role = ROLE_NONE;
+}
+
+/* The reply to @req, which arrived at @t2 on the stamping clock; @quit is set when the session ends. */
+static struct json_object *dispatch(struct endpoint *e, struct json_object *req, uint64_t t2, bool *quit)
+{
+	const char *type = lr_msg_type(req);
+
+	if (!strcmp(type, "hello"))
+		return on_hello(e, req);
+	if (!e->hello || !e->authed) {
+		*quit = true;
+		if (!strcmp(type, "auth") && e->hello)
+			return on_auth(e, req, quit);
+		elog(e, "%s: '%.32s' before %s: closed", e->so->peer, type, e->hello ? "auth" : "hello");
+		return lr_msg_error(LR_EXIT_USAGE, "'%.32s' before %s", type, e->hello ? "auth" : "hello");
+	}
+	if (!strcmp(type, "auth"))
+		return on_auth(e, req, quit);
+	if (!strcmp(type, "ping"))
+		return lr_msg_new("pong");
+	if (!strcmp(type, "clock"))
+		return on_clock(req, t2);
+	if (!strcmp(type, "prepare_rx"))
+		return on_prepare_rx(e, req);
+	if (!strcmp(type, "prepare_tx"))
+		return on_prepare_tx(e, req);
+	if (!strcmp(type, "start"))
+		return on_start(e);
+	if (!strcmp(type, "progress"))
+		return on_progress(e);
+	if (!strcmp(type, "wait"))
+		return on_wait(e, req);
+	if (!strcmp(type, "stop"))
+		return on_stop(e);
+	if (!strcmp(type, "reset"))
+		return on_reset(e);
+	if (!strcmp(type, "quit")) {
+		*quit = true;
+		return lr_msg_new("bye");
+	}
+	return lr_msg_error(LR_EXIT_USAGE, "unknown message type '%.32s'", type);
+}
+
+/*
+ * Waits until a request starts to arrive: 0; or -ETIMEDOUT when the dead-man's @deadline_ms
+ * passed, -EINTR on a signal (lr_stop > 0), with why in @why.
+ */
+static int await_request(int fd, const struct endpoint *e, int64_t deadline_ms, char *why, size_t whylen)
+{
+	for (;;) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		int64_t left = POLL_MS;
+
+		if (lr_stop > 0) {
+			snprintf(why, whylen, "the agent is stopping (%s)", lr_stop == SIGINT ? "SIGINT" : "SIGTERM");
+			return -EINTR;
+		}
+		if (e->so->deadman_ms) {
+			left = deadline_ms - lr_now_ms();
+			if (left <= 0) {
+				snprintf(why, whylen, "no message from the controller for %d ms", e->so->deadman_ms);
+				return -ETIMEDOUT;
+			}
+			if (left > POLL_MS)
+				left = POLL_MS;
+		}
+		if (poll(&p, 1, (int)left) > 0)
+			return 0;
+	}
+}
+
+int lr_ctl_serve(int fd, const struct lr_ctl_serve_opts *so)
 {
 	struct endpoint *e = calloc(1, sizeof(*e));
+	char why[128] = "quit";
 	bool quit = false;
 	int code;
 
 	if (!e)
 		return LR_EXIT_RUNTIME;
+	e->so = so ? so : &local_child;
 	while (!quit) {
 		struct json_object *req, *rep;
 		char err[512];
-		const char *type;
+		uint64_t t2;
 		int ret;
 
-		ret = lr_msg_recv(fd, LR_MSG_MAX, -1, &req, err, sizeof(err));
-		if (ret == -ECONNRESET)
+		ret = await_request(fd, e, lr_now_ms() + e->so->deadman_ms, why, sizeof(why));
+		if (ret) {
+			/* best effort: the controller, if it still listens, learns why its test ended */
+			rep = lr_msg_error(LR_EXIT_RUNTIME, "%s: the test was ended", why);
+			lr_msg_send(fd, rep, POLL_MS, err, sizeof(err));
+			json_object_put(rep);
+			break;
+		}
+		ret = lr_msg_recv(fd, LR_MSG_MAX, BODY_MS, &req, err, sizeof(err));
+		t2 = lr_now_bpf_ns();
+		if (ret == -ECONNRESET) {
+			snprintf(why, sizeof(why), "the controller closed the connection");
 			break;	/* the controller is gone: end what it started */
+		}
 		if (ret) {
 			/* out of step, or another version: say why, then stop */
-			rep = error_msg(LR_EXIT_USAGE, "%s", err);
+			rep = lr_msg_error(LR_EXIT_USAGE, "%s", err);
+			snprintf(why, sizeof(why), "a message out of protocol");
+			elog(e, "%s: %s: closed", e->so->peer ? e->so->peer : "?", err);
 			quit = true;
 		} else {
-			type = lr_msg_type(req);
-			if (!strcmp(type, "hello"))
-				rep = on_hello();
-			else if (!strcmp(type, "prepare_rx"))
-				rep = on_prepare_rx(e, req);
-			else if (!strcmp(type, "reset"))
-				rep = on_reset(e);
-			else if (!strcmp(type, "wait"))
-				rep = on_wait(e, req);
-			else if (!strcmp(type, "quit"))
-				rep = lr_msg_new("bye"), quit = true;
-			else
-				rep = error_msg(LR_EXIT_USAGE, "unknown message type '%.32s'", type);
+			rep = dispatch(e, req, t2, &quit);
 			json_object_put(req);
 		}
 		/* the capture is in place before bye, so the controller may read it at once */
-		if (quit && e->prepared) {
-			lr_rx_end(&e->rx);
-			e->prepared = false;
-		}
+		if (quit && e->role != ROLE_NONE)
+			end_test(e, why);
+		if (!strcmp(lr_msg_type(rep), "clock"))
+			json_object_object_add(rep, "t3", json_object_new_uint64(lr_now_bpf_ns()));
 		ret = lr_msg_send(fd, rep, SEND_MS, err, sizeof(err));
 		json_object_put(rep);
-		if (ret)
+		if (ret) {
+			snprintf(why, sizeof(why), "the controller stopped reading");
 			break;
+		}
 	}
-	if (e->prepared)
-		lr_rx_end(&e->rx);
+	/* tearing a test down takes a moment: a new controller waits for it rather than hear "busy" */
+	status(e, LR_CTL_STATUS_ENDING);
+	end_test(e, why);
+	/* a controller that checked our proof and found it wrong leaves without a word: say so */
+	if (e->so->key && e->hello && !e->authed && !e->auth_tried)
+		elog(e, "%s: left without authenticating (its token is not this agent's, or it has none)", e->so->peer);
 	code = e->code;
 	free(e);
 	return code;

@@ -4,6 +4,7 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 #include "util/clock.h"
 
 #define HDR_LEN 4
+#define TYPE_MAX 32
 
 struct json_object *lr_msg_new(const char *type)
 {
@@ -23,6 +25,20 @@ struct json_object *lr_msg_new(const char *type)
 
 	json_object_object_add(m, "type", json_object_new_string(type));
 	json_object_object_add(m, "v", json_object_new_int(LR_MSG_VERSION));
+	return m;
+}
+
+struct json_object *lr_msg_error(int code, const char *fmt, ...)
+{
+	struct json_object *m = lr_msg_new("error");
+	char text[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	json_object_object_add(m, "code", json_object_new_int(code));
+	json_object_object_add(m, "message", json_object_new_string(text));
 	return m;
 }
 
@@ -175,6 +191,19 @@ static int read_failed(int ret, size_t got, size_t len, bool body, int timeout_m
 	return ret;
 }
 
+/* A type is a word: what messages quote of it can never break a line or run long. */
+static bool type_ok(const char *t, size_t len)
+{
+	size_t i;
+
+	if (!len || len > TYPE_MAX)
+		return false;
+	for (i = 0; i < len; i++)
+		if (!((t[i] >= 'a' && t[i] <= 'z') || t[i] == '_'))
+			return false;
+	return true;
+}
+
 /* @buf (@len bytes) as one JSON object with "type" and "v" of our version, or NULL and -errno. */
 static int parse(const char *buf, size_t len, struct json_object **out, char *err, size_t errlen)
 {
@@ -202,9 +231,15 @@ static int parse(const char *buf, size_t len, struct json_object **out, char *er
 		return -EBADMSG;
 	}
 	if (!json_object_is_type(obj, json_type_object) || !json_object_object_get_ex(obj, "type", &type) ||
-	    !json_object_is_type(type, json_type_string) || !json_object_get_string_len(type) ||
-	    !json_object_object_get_ex(obj, "v", &v) || !json_object_is_type(v, json_type_int)) {
+	    !json_object_is_type(type, json_type_string) || !json_object_object_get_ex(obj, "v", &v) ||
+	    !json_object_is_type(v, json_type_int)) {
 		snprintf(err, errlen, "a message that is not an object with a string \"type\" and an integer \"v\"");
+		json_object_put(obj);
+		return -EBADMSG;
+	}
+	if (!type_ok(json_object_get_string(type), (size_t)json_object_get_string_len(type))) {
+		snprintf(err, errlen, "a message whose \"type\" is not a word of 1..%d lower-case letters and '_'",
+			 TYPE_MAX);
 		json_object_put(obj);
 		return -EBADMSG;
 	}

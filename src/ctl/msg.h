@@ -16,6 +16,8 @@
 
 /* {"type": @type, "v": LR_MSG_VERSION}, to which the caller adds its keys. */
 struct json_object *lr_msg_new(const char *type);
+/* An "error" reply: @code the exit code it stands for (1 runtime, 2 bad input), one line of @fmt. */
+struct json_object *lr_msg_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The "type" of a message that lr_msg_recv() accepted. */
 const char *lr_msg_type(struct json_object *msg);
 /*

@@ -33,12 +33,14 @@ static void rx_opts(const struct lr_cfg *cfg, struct lr_recv_opts *ro)
 /*
  * The child: Ctrl-C or a SIGTERM to the process group reaches the parent too, which tells us to
  * quit, or its exit (the end of the stream) ends us, with the capture closed properly either way.
+ * No dead-man timer: a socketpair's end is reported by the kernel whenever the parent ends, even
+ * by SIGKILL, and the parent runs whole trials (a day at most) between two requests.
  */
 static int child(int fd)
 {
 	signal(SIGINT, SIG_IGN);
 	signal(SIGTERM, SIG_IGN);
-	return lr_ctl_serve(fd);
+	return lr_ctl_serve(fd, NULL);
 }
 
 /* The endpoint's own reason when it gave one (@ret > 0), else what went wrong in talking to it. */
@@ -56,11 +58,12 @@ static void failed(int ret, const char *err, const char *what)
 
 int lr_run_rx_start(struct lr_run *r)
 {
+	struct lr_ctl_ready rd;
 	struct lr_recv_opts *ro;
 	char err[1024];
 	int sv[2], ret;
 
-	r->rx.fd = -1;
+	r->rx.ctl = NULL;
 	/* a stream, as TCP to a remote agent will be: the protocol frames its own messages */
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
 		return lr_fail(LR_EXIT_RUNTIME, "run", "socketpair: %s", strerror(errno));
@@ -80,14 +83,18 @@ int lr_run_rx_start(struct lr_run *r)
 		return -1 - ret;	/* the caller returns this exit code */
 	}
 	close(sv[1]);
-	r->rx.fd = sv[0];
 	ro = malloc(sizeof(*ro));
-	if (!ro)
+	if (!ro || lr_ctl_attach(sv[0], "the receiver", &r->rx.ctl)) {
+		free(ro);
+		close(sv[0]);
 		return lr_fail(LR_EXIT_RUNTIME, "run", "out of memory");
+	}
 	rx_opts(r->cfg, ro);
-	ret = lr_ctl_hello(r->rx.fd, err, sizeof(err));
+	ret = lr_ctl_hello(r->rx.ctl, NULL, err, sizeof(err));
 	if (!ret)
-		ret = lr_ctl_prepare_rx(r->rx.fd, ro, r->rx.line, sizeof(r->rx.line), err, sizeof(err));
+		ret = lr_ctl_prepare_rx(r->rx.ctl, ro, NULL, &rd, err, sizeof(err));
+	if (!ret)
+		snprintf(r->rx.line, sizeof(r->rx.line), "%s", rd.line);
 	free(ro);
 	if (ret) {
 		failed(ret, err, "did not start");
@@ -106,10 +113,10 @@ void lr_run_rx_stop(struct lr_run *r)
 	if (r->rx.child <= 0)
 		return;
 	/* bye comes once the capture is in place; the stream's end stops the child anyway */
-	if (lr_ctl_quit(r->rx.fd, err, sizeof(err)))
+	if (r->rx.ctl && lr_ctl_quit(r->rx.ctl, err, sizeof(err)))
 		pr_debug("run: the receiver's quit: %s\n", err);
-	close(r->rx.fd);
-	r->rx.fd = -1;
+	lr_ctl_close(r->rx.ctl);
+	r->rx.ctl = NULL;
 	waitpid(r->rx.child, &status, 0);
 	r->rx.child = 0;
 }
@@ -117,7 +124,7 @@ void lr_run_rx_stop(struct lr_run *r)
 int lr_run_rx_reset(struct lr_run *r)
 {
 	char err[1024];
-	int ret = lr_ctl_reset(r->rx.fd, err, sizeof(err));
+	int ret = lr_ctl_reset(r->rx.ctl, err, sizeof(err));
 
 	if (ret)
 		failed(ret, err, "stopped answering");
@@ -127,7 +134,7 @@ int lr_run_rx_reset(struct lr_run *r)
 int lr_run_rx_wait(struct lr_run *r, uint64_t timeout_ns, struct lr_rx_result *res, bool *complete)
 {
 	char err[1024];
-	int ret = lr_ctl_wait(r->rx.fd, timeout_ns, complete, res, err, sizeof(err));
+	int ret = lr_ctl_wait(r->rx.ctl, timeout_ns, complete, res, NULL, err, sizeof(err));
 
 	if (ret)
 		failed(ret, err, "stopped answering");

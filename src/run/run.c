@@ -137,7 +137,7 @@ static int measure(struct lr_run *r, char *err, size_t errlen)
 
 int lr_cmd_run(const struct lr_run_opts *o)
 {
-	struct lr_run r = { .o = o, .rx = { .fd = -1 } };
+	struct lr_run r = { .o = o, .rx = { .ctl = NULL } };
 	struct lr_cfg *cfg;
 	char err[1024];
 	int ret;

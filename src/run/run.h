@@ -44,7 +44,7 @@ struct lr_run_search {
 
 /* The receiver endpoint: a child process in [rx] netns, spoken to over a socket. */
 struct lr_run_rx {
-	int fd;	/* -1: none */
+	struct lr_ctl *ctl;	/* NULL: none */
 	pid_t child;	/* 0: none */
 	char line[768];	/* its start line */
 };

@@ -1,27 +1,51 @@
 /* SPDX-License-Identifier: MIT */
-/* recv's report: the summary on stderr and the JSON document, from the collected result. */
+/* recv's report: the summary on stderr and the JSON document, from a result and its context. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <json-c/json.h>
 #include "linerate/probe.h"
 #include "tx/frame.h"
+#include "rx/report.h"
 #include "rx/rx.h"
+#include "util/jfield.h"
 #include "util/log.h"
 #include "util/report.h"
 #include "util/result.h"
 
 #define NS 1000000000ULL
 
-static void print_summary(const struct lr_rx *rcv, const struct lr_rx_outcome *out, const struct lr_rx_result *r,
-			  double secs)
+/* The latency line(s): the figures, or why they are not valid (docs/counting.md, "Latency across hosts"). */
+static void print_latency(const struct lr_rx_result *r)
 {
-	const struct lr_recv_opts *o = rcv->o;
+	if (r->lat_clock == LR_LAT_CLOCK_ESTIMATED)
+		fprintf(stderr, "  clock     estimated: offset %lld ns, error bound %llu ns, drift %lld ppb\n",
+			(long long)r->lat_offset_ns, (unsigned long long)r->lat_error_bound_ns,
+			(long long)r->lat_drift_ppb);
+	if (r->lat_count && r->lat_clock == LR_LAT_CLOCK_NONE)
+		fprintf(stderr, "  latency   not valid: the two hosts' clocks could not be compared\n");
+	else if (r->lat_count && !r->lat_valid && r->lat_future)
+		fprintf(stderr, "  latency   not valid: %llu frames came stamped ahead of this clock, closer than the offset's error bound (%llu ns)\n",
+			(unsigned long long)r->lat_future, (unsigned long long)r->lat_error_bound_ns);
+	else if (r->lat_count && !r->lat_valid)
+		fprintf(stderr, "  latency   not valid: the clock offset is known to %llu ns, more than a quarter of the smallest latency (%llu ns)\n",
+			(unsigned long long)r->lat_error_bound_ns, (unsigned long long)r->lat_min);
+	else if (r->lat_count)
+		fprintf(stderr, "  latency   min %llu  p50 %llu  p90 %llu  p99 %llu  p99.9 %llu  max %llu ns\n",
+			(unsigned long long)r->lat_min, (unsigned long long)r->lat_p50, (unsigned long long)r->lat_p90,
+			(unsigned long long)r->lat_p99, (unsigned long long)r->lat_p999, (unsigned long long)r->lat_max);
+	if (r->lat_future && (r->lat_clock == LR_LAT_CLOCK_SAME_HOST || !r->lat_count))
+		fprintf(stderr, "  latency   %llu frames stamped ahead of this clock: sender on another host?\n",
+			(unsigned long long)r->lat_future);
+}
+
+void lr_rx_summary(const struct lr_rx_context *x, const struct lr_rx_result *r)
+{
 	double frame = lr_rx_result_frame_bytes(r);
 	char b1[32];
 
-	fprintf(stderr, "\nlinerate recv: %s (%s) on %s, %.3f s (frames arriving for %.3f s), %u flow%s\n",
-		rcv->ops->name, rcv->mode, o->ifname, secs, r->active_s, r->flows, r->flows == 1 ? "" : "s");
+	fprintf(stderr, "\nlinerate recv: %s (%s) on %s%s, %.3f s (frames arriving for %.3f s), %u flow%s\n",
+		x->engine, x->mode, x->ifname, x->where, x->secs, r->active_s, r->flows, r->flows == 1 ? "" : "s");
 	fprintf(stderr, "  received  %llu frames, %llu bytes; %s pps, %.3f Gbit/s L2, %.3f Gbit/s L1\n",
 		(unsigned long long)r->packets, (unsigned long long)r->bytes, lr_fmt_si(r->pps, b1, sizeof(b1)),
 		r->pps * (frame + LR_FCS_LEN) * 8 / 1e9, r->pps * (frame + 24) * 8 / 1e9);
@@ -33,22 +57,16 @@ static void print_summary(const struct lr_rx *rcv, const struct lr_rx_outcome *o
 		fprintf(stderr, "  sent      unknown (no end-of-test marker): loss counts sequence gaps only\n");
 	fprintf(stderr, "  lost      %lld  reordered %llu  duplicates %llu  foreign %llu\n", (long long)r->lost,
 		(unsigned long long)r->late, (unsigned long long)r->dups, (unsigned long long)r->foreign);
-	if (o->pcap[0] && out->pcap_lost) {
-		fprintf(stderr, "  pcap      none kept: writing %s failed (below)\n", o->pcap);
-	} else if (o->pcap[0]) {
+	if (x->pcap && x->pcap[0] && x->pcap_lost) {
+		fprintf(stderr, "  pcap      none kept: writing %s failed (below)\n", x->pcap);
+	} else if (x->pcap && x->pcap[0]) {
 		fprintf(stderr, "  pcap      %llu samples written to %s (one in %llu data frames%s; snaplen %u)\n",
-			(unsigned long long)r->pcap_written, o->pcap, (unsigned long long)r->pcap_every,
-			o->pcap_foreign ? ", every foreign frame" : "", o->snaplen);
+			(unsigned long long)r->pcap_written, x->pcap, (unsigned long long)r->pcap_every,
+			x->pcap_foreign ? ", every foreign frame" : "", r->pcap_snaplen);
 		fprintf(stderr, "  pcap      samples dropped: %llu (ring buffer full); %llu skipped by the size cap\n",
 			(unsigned long long)r->pcap_dropped, (unsigned long long)r->pcap_capped);
 	}
-	if (r->lat_count)
-		fprintf(stderr, "  latency   min %llu  p50 %llu  p90 %llu  p99 %llu  p99.9 %llu  max %llu ns\n",
-			(unsigned long long)r->lat_min, (unsigned long long)r->lat_p50, (unsigned long long)r->lat_p90,
-			(unsigned long long)r->lat_p99, (unsigned long long)r->lat_p999, (unsigned long long)r->lat_max);
-	if (r->lat_future)
-		fprintf(stderr, "  latency   %llu frames stamped ahead of this clock: sender on another host?\n",
-			(unsigned long long)r->lat_future);
+	print_latency(r);
 	if (r->ring_drops)
 		fprintf(stderr, "  warning   %llu frames dropped by the receive ring before they were counted (receiver too slow)\n",
 			(unsigned long long)r->ring_drops);
@@ -57,35 +75,56 @@ static void print_summary(const struct lr_rx *rcv, const struct lr_rx_outcome *o
 			(unsigned long long)r->bad_flow);
 }
 
-static int write_json(const struct lr_rx *rcv, const struct lr_rx_outcome *out, const struct lr_rx_result *r,
-		      double secs)
+/* The document's own keys beside the result (frame_size is derived, so only written). */
+static const struct lr_jfield context_fields[] = {
+	{ "engine", LR_J_STR, offsetof(struct lr_rx_context, engine), .size = sizeof(((struct lr_rx_context *)0)->engine), .min = 1 },
+	{ "mode", LR_J_STR, offsetof(struct lr_rx_context, mode), .size = sizeof(((struct lr_rx_context *)0)->mode) },
+	{ "interface", LR_J_STR, offsetof(struct lr_rx_context, ifname), .size = sizeof(((struct lr_rx_context *)0)->ifname), .min = 1 },
+	{ "duration_s", LR_J_DOUBLE, offsetof(struct lr_rx_context, secs) },
+	{ "error", LR_J_STR_NULL, offsetof(struct lr_rx_context, error), .size = sizeof(((struct lr_rx_context *)0)->error) },
+	{ NULL }
+};
+
+struct json_object *lr_rx_doc(const struct lr_rx_context *x, const struct lr_rx_result *r)
 {
-	const struct lr_recv_opts *o = rcv->o;
 	double frame = lr_rx_result_frame_bytes(r);
 	struct json_object *root = lr_json_doc("recv");
-	char err[256];
-	int ret;
 
-	json_object_object_add(root, "engine", json_object_new_string(rcv->ops->name));
-	json_object_object_add(root, "mode", json_object_new_string(rcv->mode));
-	json_object_object_add(root, "interface", json_object_new_string(o->ifname));
-	json_object_object_add(root, "duration_s", json_object_new_double(secs));
+	json_object_object_add(root, "engine", json_object_new_string(x->engine));
+	json_object_object_add(root, "mode", json_object_new_string(x->mode));
+	json_object_object_add(root, "interface", json_object_new_string(x->ifname));
+	json_object_object_add(root, "duration_s", json_object_new_double(x->secs));
 	json_object_object_add(root, "frame_size", json_object_new_int((int)(r->packets ? frame + LR_FCS_LEN : 0)));
-	json_object_object_add(root, "error", out->error[0] ? json_object_new_string(out->error) : NULL);
+	json_object_object_add(root, "error", x->error[0] ? json_object_new_string(x->error) : NULL);
 	lr_rx_result_put(root, r);
-	ret = lr_json_write(root, o->json, err, sizeof(err));
-	json_object_put(root);
-	if (ret)
-		return lr_fail(LR_EXIT_RUNTIME, "recv", "%s", err);
-	return LR_EXIT_OK;
+	return root;
+}
+
+int lr_rx_doc_get(struct json_object *doc, struct lr_rx_context *x, struct lr_rx_result *r, char *err,
+		  size_t errlen)
+{
+	int ret = lr_jfield_get(doc, context_fields, x, "", false, err, errlen);
+
+	x->pcap = NULL;
+	return ret ? ret : lr_rx_result_get(doc, r, err, errlen);
 }
 
 int lr_rx_report(struct lr_rx *rcv, const struct lr_rx_outcome *out)
 {
-	double secs = (double)(out->end_ns - out->start_ns) / NS;
+	const struct lr_recv_opts *o = rcv->o;
+	struct lr_rx_context x = {
+		.secs = (double)(out->end_ns - out->start_ns) / NS,
+		.pcap = o->pcap, .pcap_lost = out->pcap_lost, .pcap_foreign = o->pcap_foreign,
+	};
+	struct json_object *root;
 	struct lr_rx_result *r;
+	char err[256];
 	int ret;
 
+	snprintf(x.engine, sizeof(x.engine), "%s", rcv->ops->name);
+	snprintf(x.mode, sizeof(x.mode), "%s", rcv->mode);
+	snprintf(x.ifname, sizeof(x.ifname), "%s", o->ifname);
+	snprintf(x.error, sizeof(x.error), "%s", out->error);
 	r = malloc(sizeof(*r));
 	if (!r)
 		return lr_fail(LR_EXIT_RUNTIME, "recv", "out of memory");
@@ -99,8 +138,14 @@ int lr_rx_report(struct lr_rx *rcv, const struct lr_rx_outcome *out)
 		r->pcap_file[0] = '\0';
 		r->pcap_written = 0;
 	}
-	print_summary(rcv, out, r, secs);
-	ret = rcv->o->json[0] ? write_json(rcv, out, r, secs) : LR_EXIT_OK;
+	lr_rx_summary(&x, r);
+	ret = LR_EXIT_OK;
+	if (o->json[0]) {
+		root = lr_rx_doc(&x, r);
+		if (lr_json_write(root, o->json, err, sizeof(err)))
+			ret = lr_fail(LR_EXIT_RUNTIME, "recv", "%s", err);
+		json_object_put(root);
+	}
 	free(r);
 	return ret;
 }

@@ -626,7 +626,7 @@ static void print_summary(const struct lr_tx *c, const struct lr_tx_result *r, d
 	}
 }
 
-int lr_tx_report(struct lr_tx *c)
+int lr_tx_report(struct lr_tx *c, struct json_object *peer)
 {
 	const struct lr_send_opts *o = c->o;
 	struct lr_tx_result *r;
@@ -659,6 +659,8 @@ int lr_tx_report(struct lr_tx *c)
 		json_object_object_add(root, "frame_size", json_object_new_int((int)c->frame_bytes));
 		json_object_object_add(root, "flows", json_object_new_int((int)o->flows));
 		lr_tx_result_put(root, r);
+		if (peer)
+			json_object_object_add(root, "peer", json_object_get(peer));
 		if (lr_json_write(root, o->json, err, sizeof(err))) {
 			fprintf(stderr, "linerate send: %s\n", err);
 			code = LR_EXIT_RUNTIME;

@@ -181,3 +181,22 @@ void lr_out_abort(struct lr_out *o)
 	if (o->tmp[0])
 		unlink(o->tmp);
 }
+
+int lr_out_pidfile(const char *path, char *err, size_t errlen)
+{
+	struct lr_out out;
+	char pid[32];
+	int ret;
+
+	ret = lr_out_open(path, LR_OUT_MODE, &out, err, errlen);
+	if (ret)
+		return ret;
+	snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+	ret = lr_out_write(&out, pid, strlen(pid));
+	if (ret) {
+		lr_msg(err, errlen, "cannot write '%s': %s", path, strerror(-ret));
+		lr_out_abort(&out);
+		return ret;
+	}
+	return lr_out_commit(&out, err, errlen);
+}

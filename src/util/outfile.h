@@ -42,6 +42,8 @@ int lr_out_write(struct lr_out *o, const void *buf, size_t len);
 int lr_out_commit(struct lr_out *o, char *err, size_t errlen);
 /* Closes and removes the temporary file (error paths). */
 void lr_out_abort(struct lr_out *o);
+/* A ready file: @path appears whole, under its name, holding this process's PID. 0 or -errno with @err. */
+int lr_out_pidfile(const char *path, char *err, size_t errlen);
 
 /* The process's umask, read without changing it (thread-safe). */
 mode_t lr_umask(void);

@@ -21,6 +21,7 @@
 #include "cmd/cmd.h"
 #include "ctl/ctl.h"
 #include "ctl/msg.h"
+#include "ctl/request.h"
 
 static char err[512];
 
@@ -226,6 +227,11 @@ static void test_garbage(void **state)
 	assert_int_equal(recv_body(BODY("{\"type\":\"quit\",\"v\":\"1\"}")), -EBADMSG);
 	assert_int_equal(recv_body(BODY("[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]")),
 			 -EBADMSG);
+	/* a type is a word: what messages quote of it stays on one line */
+	assert_int_equal(recv_body(BODY("{\"type\":\"qu\\nit\",\"v\":1}")), -EBADMSG);
+	assert_non_null(strstr(err, "not a word"));
+	assert_int_equal(recv_body(BODY("{\"type\":\"Quit\",\"v\":1}")), -EBADMSG);
+	assert_int_equal(recv_body(BODY("{\"type\":\"abcdefghijklmnopqrstuvwxyzabcdefg\",\"v\":1}")), -EBADMSG);
 	assert_int_equal(recv_body(BODY("{\"type\":\"quit\",\"v\":2}")), -EPROTONOSUPPORT);
 	assert_non_null(strstr(err, "version 2"));
 }
@@ -241,7 +247,7 @@ static void *serve(void *arg)
 {
 	struct served *s = arg;
 
-	s->code = lr_ctl_serve(s->fd);
+	s->code = lr_ctl_serve(s->fd, NULL);
 	return NULL;
 }
 
@@ -255,41 +261,67 @@ static void start(struct served *s, int *fd, pthread_t *t)
 	assert_int_equal(pthread_create(t, NULL, serve, s), 0);
 }
 
-static void stop(struct served *s, int fd, pthread_t t)
-{
-	close(fd);
-	pthread_join(t, NULL);
-	close(s->fd);
-}
-
 static void test_endpoint_refuses(void **state)
 {
 	struct lr_recv_opts o;
 	struct lr_rx_result *r = malloc(sizeof(*r));
+	struct lr_ctl_ready rd;
+	struct lr_ctl *c;
 	struct served s;
-	char line[256];
 	pthread_t t;
 	bool complete;
 	int fd;
 
 	(void)state;
 	start(&s, &fd, &t);
-	assert_int_equal(lr_ctl_hello(fd, err, sizeof(err)), 0);
+	assert_int_equal(lr_ctl_attach(fd, "the receiver", &c), 0);
+	assert_int_equal(lr_ctl_hello(c, NULL, err, sizeof(err)), 0);
 	/* nothing prepared yet */
-	assert_int_equal(lr_ctl_reset(fd, err, sizeof(err)), LR_EXIT_USAGE);
+	assert_int_equal(lr_ctl_reset(c, err, sizeof(err)), LR_EXIT_USAGE);
 	assert_non_null(strstr(err, "prepare_rx first"));
-	assert_int_equal(lr_ctl_wait(fd, 1000000, &complete, r, err, sizeof(err)), LR_EXIT_USAGE);
+	assert_int_equal(lr_ctl_wait(c, 1000000, &complete, r, NULL, err, sizeof(err)), LR_EXIT_USAGE);
 	/* a receiver on an interface that does not exist: refused as the CLI refuses it */
 	lr_recv_opts_default(&o);
 	snprintf(o.ifname, sizeof(o.ifname), "lrnosuch0");
-	assert_int_equal(lr_ctl_prepare_rx(fd, &o, line, sizeof(line), err, sizeof(err)), LR_EXIT_USAGE);
-	assert_non_null(strstr(err, "lrnosuch0"));
-	/* the endpoint still answers after a refusal */
-	assert_int_equal(lr_ctl_hello(fd, err, sizeof(err)), 0);
-	assert_int_equal(lr_ctl_quit(fd, err, sizeof(err)), 0);
-	stop(&s, fd, t);
+	assert_int_equal(lr_ctl_prepare_rx(c, &o, NULL, &rd, err, sizeof(err)), LR_EXIT_USAGE);
+	if (!strstr(err, "lrnosuch0"))
+		fail_msg("%s", err);
+	/* run's child is no agent: it sends nothing */
+	assert_int_equal(lr_ctl_prepare_tx(c, &(struct lr_send_opts){ 0 }, "198.18.0.1", &rd, err, sizeof(err)),
+			 LR_EXIT_USAGE);
+	assert_non_null(strstr(err, "takes no prepare_tx"));
+	/* the endpoint still answers after a refusal, and a second hello is one too many */
+	assert_int_equal(lr_ctl_ping(c, err, sizeof(err)), 0);
+	assert_int_equal(lr_ctl_hello(c, NULL, err, sizeof(err)), LR_EXIT_USAGE);
+	assert_int_equal(lr_ctl_quit(c, err, sizeof(err)), 0);
+	lr_ctl_close(c);
+	pthread_join(t, NULL);
+	close(s.fd);
 	assert_int_equal(s.code, LR_EXIT_USAGE);
 	free(r);
+}
+
+/* Anything before hello: one error, then the stream is closed. */
+static void test_endpoint_hello_first(void **state)
+{
+	struct json_object *m;
+	struct served s;
+	pthread_t t;
+	int fd;
+
+	(void)state;
+	start(&s, &fd, &t);
+	m = lr_msg_new("ping");
+	assert_int_equal(lr_msg_send(fd, m, 1000, err, sizeof(err)), 0);
+	json_object_put(m);
+	assert_int_equal(lr_msg_recv(fd, LR_MSG_MAX, 1000, &m, err, sizeof(err)), 0);
+	assert_string_equal(lr_msg_type(m), "error");
+	assert_non_null(strstr(json_object_to_json_string(m), "'ping' before hello"));
+	json_object_put(m);
+	pthread_join(t, NULL);
+	close(s.fd);
+	assert_int_equal(lr_msg_recv(fd, LR_MSG_MAX, 1000, &m, err, sizeof(err)), -ECONNRESET);
+	close(fd);
 }
 
 /* A request the endpoint does not know, or one out of protocol: one error, then it stops. */
@@ -304,6 +336,12 @@ static void test_endpoint_protocol(void **state)
 
 	(void)state;
 	start(&s, &fd, &t);
+	m = lr_ctl_hello_msg("00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff");
+	assert_int_equal(lr_msg_send(fd, m, 1000, err, sizeof(err)), 0);
+	json_object_put(m);
+	assert_int_equal(lr_msg_recv(fd, LR_MSG_MAX, 1000, &m, err, sizeof(err)), 0);
+	assert_string_equal(lr_msg_type(m), "hello");
+	json_object_put(m);
 	m = lr_msg_new("launch");
 	assert_int_equal(lr_msg_send(fd, m, 1000, err, sizeof(err)), 0);
 	json_object_put(m);
@@ -328,6 +366,7 @@ static void test_endpoint_protocol(void **state)
 static void test_prepare_rx(void **state)
 {
 	struct lr_recv_opts *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
+	char address[LR_CTL_ADDR_TEXT];
 	static const struct {
 		const char *key;
 		const char *json;
@@ -360,21 +399,23 @@ static void test_prepare_rx(void **state)
 	snprintf(a->pcap, sizeof(a->pcap), "/tmp/rx.pcap");
 	a->pcap_every = 7;
 	a->snaplen = 256;
-	m = lr_ctl_prepare_rx_msg(a);
-	assert_int_equal(lr_ctl_prepare_rx_parse(m, b, err, sizeof(err)), 0);
+	a->clock_offset_ns = -123456789;
+	m = lr_ctl_prepare_rx_msg(a, "");
+	assert_int_equal(lr_ctl_prepare_rx_parse(m, b, address, err, sizeof(err)), 0);
 	assert_memory_equal(a, b, sizeof(*a));
+	assert_string_equal(address, "");
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct json_object *c = json_tokener_parse(json_object_to_json_string(m));
 
 		json_object_object_add(c, bad[i].key, json_tokener_parse(bad[i].json));
 		err[0] = '\0';
-		assert_int_equal(lr_ctl_prepare_rx_parse(c, b, err, sizeof(err)), -EINVAL);
+		assert_int_equal(lr_ctl_prepare_rx_parse(c, b, address, err, sizeof(err)), -EINVAL);
 		if (!strstr(err, bad[i].key))
 			fail_msg("%s = %s: the error \"%s\" does not name it", bad[i].key, bad[i].json, err);
 		json_object_put(c);
 	}
 	json_object_object_del(m, "dst_port");
-	assert_int_equal(lr_ctl_prepare_rx_parse(m, b, err, sizeof(err)), -EINVAL);
+	assert_int_equal(lr_ctl_prepare_rx_parse(m, b, address, err, sizeof(err)), -EINVAL);
 	assert_string_equal(err, "prepare_rx.dst_port: missing");
 	json_object_put(m);
 	free(a);
@@ -388,6 +429,7 @@ int main(void)
 		cmocka_unit_test(test_eof),		 cmocka_unit_test(test_timeout),
 		cmocka_unit_test(test_oversized),	 cmocka_unit_test(test_garbage),
 		cmocka_unit_test(test_endpoint_refuses), cmocka_unit_test(test_endpoint_protocol),
+		cmocka_unit_test(test_endpoint_hello_first),
 		cmocka_unit_test(test_prepare_rx),
 	};
 

@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: MIT */
+/* `linerate agent`: its options, the token rule, then the listening loop of ctl/agent.c. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include "cmd/cli.h"
+#include "cmd/cmd.h"
+#include "cmd/opts.h"
+#include "ctl/agent.h"
+#include "ctl/auth.h"
+#include "ctl/net.h"
+#include "sys/netdev.h"
+#include "util/log.h"
+#include "util/outfile.h"
+
+/* Where each option lands in struct lr_agent_opts; AT(): a second field. */
+#define BIND(id, f, ...)	{ id, LR_FIELD(struct lr_agent_opts, f), __VA_ARGS__ }
+#define AT(f)			LR_AT(struct lr_agent_opts, f)
+
+static const struct lr_bind agent_binds[] = {
+	BIND(LR_O_LISTEN, listen),
+	BIND(LR_O_AGENT_TOKEN_FILE, token_file),
+	BIND(LR_O_INSECURE, insecure),
+	BIND(LR_O_AGENT_NETNS, netns),
+	{ LR_O_ALLOW, LR_ELEMS(struct lr_agent_opts, allow), AT(nallow) },
+	BIND(LR_O_AGENT_PHYSICAL, allow_physical),
+	BIND(LR_O_AGENT_READY_FILE, ready_file),
+	BIND(LR_O_VERBOSE, verbose),
+};
+
+/* The address, and the rule that only loopback may go without a token. */
+static int agent_check(void *p, char *err, size_t errlen)
+{
+	struct lr_agent_opts *o = p;
+	struct lr_ctl_addr a;
+	char why[256];
+
+	if (lr_ctl_addr_parse(o->listen, true, &a, why, sizeof(why))) {
+		snprintf(err, errlen, "--listen: %s", why);
+		return -EINVAL;
+	}
+	if (!lr_ctl_addr_loopback(&a) && !o->token_file[0] && !o->insecure) {
+		snprintf(err, errlen, "--listen %s is not a loopback address: give --token-file, which controllers "
+			 "must prove they hold, or --insecure to let anyone who reaches it run tests", a.host);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+LR_CLI_ENTRY(agent, struct lr_agent_opts, lr_cmd_agent)
+
+const struct lr_cli lr_agent_cli = {
+	.cmd = "agent",
+	.summary = "run receivers and senders on this host for a controller (send --peer)",
+	.usage = "--listen ADDR[:PORT] [--token-file FILE] [options]",
+	.about = "Listens for controllers (linerate send --peer) and runs their receivers and senders on\n"
+		 "this host, one test at a time, each in a child process; a second controller is told\n"
+		 "which test runs. Logs one line per event to stderr and runs in the foreground (a systemd\n"
+		 "service as is); SIGTERM or SIGINT ends a running test, detaches everything and exits.\n"
+		 "A test whose controller goes silent for 2 s is ended the same way.",
+	LR_BINDS(agent_binds),
+	.size = sizeof(struct lr_agent_opts),
+	.check = agent_check,
+	.run = agent_run,
+};
+
+int lr_cmd_agent(const struct lr_agent_opts *o)
+{
+	struct lr_auth_key key;
+	struct lr_ctl_addr a;
+	char err[512];
+	int ret;
+
+	lr_log_set_level(o->verbose);
+	lr_log_hook_libs();
+	if (lr_auth_init())
+		return lr_fail(LR_EXIT_RUNTIME, "agent", "libsodium cannot start (no source of randomness?)");
+	if (lr_ctl_addr_parse(o->listen, true, &a, err, sizeof(err)))
+		return lr_fail(LR_EXIT_USAGE, "agent", "--listen: %s", err);
+	if (o->ready_file[0] && lr_out_check("--ready-file", o->ready_file, false, err, sizeof(err)))
+		return lr_fail(LR_EXIT_USAGE, "agent", "%s", err);
+	if (o->token_file[0] && lr_auth_load(o->token_file, &key, err, sizeof(err)))
+		return lr_fail(LR_EXIT_USAGE, "agent", "--token-file: %s", err);
+	/* before any thread or child: the namespace is the whole process's */
+	if (o->netns[0] && lr_netns_enter(o->netns, err, sizeof(err)))
+		return lr_fail(LR_EXIT_USAGE, "agent", "%s", err);
+	ret = lr_agent_serve(o, &a, o->token_file[0] ? &key : NULL);
+	/* a session's child returns here too, with its own exit code */
+	return ret < 0 ? -1 - ret : ret;
+}

@@ -1,0 +1,418 @@
+/* SPDX-License-Identifier: MIT */
+/* send --peer: the agent's receiver (or, --reverse, its sender), the clocks between the two ends, both reports. */
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <sys/socket.h>
+#include "ctl/ctl.h"
+#include "ctl/peer.h"
+#include "ctl/request.h"
+#include "rx/report.h"
+#include "rx/rx.h"
+#include "sys/netdev.h"
+#include "util/clock.h"
+#include "util/log.h"
+#include "util/report.h"
+
+#define SEND_PREFIX	"linerate send: "
+#define EOT_WAIT_NS	(3 * 1000000000ULL)	/* after the sender's end: its markers and late frames */
+#define LINGER_US	50000	/* after the markers: their repeats, and late frames of other queues */
+
+struct lr_peer {
+	const struct lr_send_opts *o;
+	struct lr_ctl *c;
+	char where[LR_HOSTPORT_MAX + 16];	/* " (agent HOST:PORT)" */
+	bool estimate;	/* two clocks: their offset is estimated */
+	bool have_before;
+	struct lr_clock_est before;
+	bool failed;
+	char error[768];	/* why the far end's result is missing */
+	/* the far end's result: a recv document (forward) or a send document (reverse) */
+	struct json_object *doc;
+	char *summary;	/* reverse: the agent's sender summary */
+	struct lr_rx_context x;	/* forward: the receiver's context and result */
+	struct lr_rx_result r;
+	bool have_result;
+	struct json_object *json;	/* the "peer" object */
+};
+
+/* The far end failed: one line, once, and the reason kept for the JSON document. */
+static void fail(struct lr_peer *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void fail(struct lr_peer *p, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (p->failed)
+		return;
+	p->failed = true;
+	va_start(ap, fmt);
+	vsnprintf(p->error, sizeof(p->error), fmt, ap);
+	va_end(ap);
+	lr_fail(LR_EXIT_RUNTIME, "send", "%s", p->error);
+}
+
+/* A call's failure (@ret, @err): an error the agent answered, or the agent gone. */
+static void call_failed(struct lr_peer *p, int ret, const char *what, const char *err)
+{
+	if (ret > 0)
+		fail(p, "%s refused %s: %s", lr_ctl_name(p->c), what, err);
+	else
+		fail(p, "%s failed (%s): %s", lr_ctl_name(p->c), what, err);
+}
+
+int lr_peer_open(const struct lr_send_opts *o, struct lr_peer **out)
+{
+	struct lr_auth_key key;
+	struct lr_peer *p;
+	char err[768];
+	int ret;
+
+	*out = NULL;
+	if (lr_auth_init())
+		return lr_fail(LR_EXIT_RUNTIME, "send", "libsodium cannot start (no source of randomness?)");
+	if (o->token_file[0] && lr_auth_load(o->token_file, &key, err, sizeof(err)))
+		return lr_fail(LR_EXIT_USAGE, "send", "--token-file: %s", err);
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return lr_fail(LR_EXIT_RUNTIME, "send", "out of memory");
+	p->o = o;
+	ret = lr_ctl_connect(o->peer, o->token_file[0] ? &key : NULL, &p->c, err, sizeof(err));
+	if (ret) {
+		free(p);
+		return lr_fail(ret, "send", "--peer: %s", err);
+	}
+	snprintf(p->where, sizeof(p->where), " (agent %s)", lr_ctl_agent(p->c));
+	*out = p;
+	return 0;
+}
+
+bool lr_peer_failed(struct lr_peer *p)
+{
+	char err[512];
+
+	if (!p->failed && lr_ctl_dead(p->c, err, sizeof(err)))
+		fail(p, "%s failed: %s", lr_ctl_name(p->c), err);
+	return p->failed;
+}
+
+/* Before the test: one clock (one boot), or the offset estimated; said in one line. */
+static void clock_before(struct lr_peer *p)
+{
+	char boot[LR_BOOT_ID_LEN + 1] = "", err[512];
+	int ret;
+
+	p->estimate = p->o->clock == LR_CLOCK_ESTIMATE || lr_host_boot_id(boot) ||
+		      strcmp(boot, lr_ctl_host(p->c)->boot_id);
+	if (!p->estimate)
+		return;
+	ret = lr_ctl_clock_estimate(p->c, LR_CLOCK_EXCHANGES, &p->before, err, sizeof(err));
+	p->have_before = !ret;
+	if (ret)
+		fprintf(stderr, "linerate send: clock: no estimate of %s's clock (%s): latency will not be valid\n",
+			lr_ctl_name(p->c), err);
+	else if (!p->o->quiet)
+		fprintf(stderr, "linerate send: clock: %s's clock minus ours is %lld ns, within %llu ns (best of %u exchanges)\n",
+			lr_ctl_name(p->c), (long long)p->before.offset_ns, (unsigned long long)p->before.bound_ns,
+			p->before.samples);
+}
+
+/*
+ * After the test: @r's latency put on one time line. @agent_rx says the agent received (forward),
+ * else this process did (its clock minus the agent's is the negated estimate).
+ */
+static void clock_after(struct lr_peer *p, struct lr_rx_result *r, bool agent_rx)
+{
+	struct lr_clock_report zero = { 0 }, agent, rep;
+	struct lr_clock_est after;
+	char err[512];
+
+	if (!p->estimate)
+		return;
+	if (!p->have_before || lr_ctl_clock_estimate(p->c, LR_CLOCK_EXCHANGES, &after, err, sizeof(err)) ||
+	    lr_clock_report_make(&p->before, &after, &agent) ||
+	    lr_clock_report_between(agent_rx ? &agent : &zero, agent_rx ? &zero : &agent, &rep)) {
+		lr_clock_apply(r, NULL);
+		return;
+	}
+	lr_clock_apply(r, &rep);
+}
+
+/* The far end's interface: --peer-interface, else the one that holds --dst-ip (its address as text). */
+static const char *peer_address(const struct lr_peer *p, char *buf, size_t len)
+{
+	if (p->o->peer_ifname[0])
+		return "";
+	inet_ntop(p->o->dst_family, &p->o->dst_ip, buf, (socklen_t)len);
+	return buf;
+}
+
+int lr_peer_prepare_rx(struct lr_peer *p)
+{
+	const struct lr_send_opts *o = p->o;
+	struct lr_recv_opts *ro = malloc(sizeof(*ro));
+	struct lr_ctl_ready rd;
+	char err[768], addr[INET6_ADDRSTRLEN];
+	int ret;
+
+	if (!ro)
+		return lr_fail(LR_EXIT_RUNTIME, "send", "out of memory");
+	clock_before(p);
+	lr_recv_opts_default(ro);
+	snprintf(ro->ifname, sizeof(ro->ifname), "%s", o->peer_ifname);
+	snprintf(ro->netns, sizeof(ro->netns), "%s", o->peer_netns);
+	ro->dst_port = o->dst_port;
+	/* the receiver's clock minus ours: subtracted from every sample, loaded before the first frame */
+	ro->clock_offset_ns = p->have_before ? p->before.offset_ns : 0;
+	ret = lr_ctl_prepare_rx(p->c, ro, peer_address(p, addr, sizeof(addr)), &rd, err, sizeof(err));
+	free(ro);
+	if (ret)
+		return lr_fail(ret > 0 ? ret : LR_EXIT_RUNTIME, "send", "--peer: %s%s%s", ret > 0 ? "" : lr_ctl_name(p->c),
+			       ret > 0 ? "" : ": ", err);
+	if (!o->quiet)
+		fprintf(stderr, "linerate send: receiver on %s%s: %s\n", rd.ifname, p->where, rd.line);
+	ret = lr_ctl_keepalive(p->c);
+	if (ret)
+		return lr_fail(LR_EXIT_RUNTIME, "send", "cannot start the keepalive thread: %s", strerror(-ret));
+	return 0;
+}
+
+void lr_peer_collect_rx(struct lr_peer *p)
+{
+	struct json_object *doc;
+	char err[512];
+	bool complete;
+	int ret;
+
+	if (lr_peer_failed(p))
+		return;
+	ret = lr_ctl_wait(p->c, EOT_WAIT_NS, &complete, &p->r, &doc, err, sizeof(err));
+	if (!ret && lr_rx_doc_get(doc, &p->x, &p->r, err, sizeof(err)))
+		ret = -EBADMSG;
+	if (ret) {
+		call_failed(p, ret, "the receiver's result", err);
+		return;
+	}
+	json_object_put(doc);
+	clock_after(p, &p->r, true);
+	snprintf(p->x.where, sizeof(p->x.where), "%s", p->where);
+	/* its document again, with the latency now on one time line */
+	p->doc = lr_rx_doc(&p->x, &p->r);
+	p->have_result = true;
+	ret = lr_ctl_quit(p->c, err, sizeof(err));
+	if (ret)
+		pr_info("linerate send: %s's quit: %s\n", lr_ctl_name(p->c), err);
+}
+
+struct json_object *lr_peer_json(struct lr_peer *p)
+{
+	struct json_object *host = lr_ctl_host_json(p->c);
+
+	if (p->json)
+		return p->json;
+	p->json = json_object_new_object();
+	json_object_object_add(p->json, "agent", json_object_new_string(lr_ctl_agent(p->c)));
+	json_object_object_add(p->json, "host", host ? json_object_get(host) : NULL);
+	json_object_object_add(p->json, "result", json_object_get(p->doc));
+	json_object_object_add(p->json, "error", p->failed ? json_object_new_string(p->error) : NULL);
+	return p->json;
+}
+
+int lr_peer_report_rx(struct lr_peer *p)
+{
+	if (p->have_result)
+		lr_rx_summary(&p->x, &p->r);
+	else
+		fprintf(stderr, "\nlinerate recv%s: no result: %s\n", p->where, p->error);
+	return p->failed ? LR_EXIT_RUNTIME : LR_EXIT_OK;
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	lr_stop = 1;
+}
+
+/* --reverse: what this side's receiver and the agent's sender need. */
+struct reverse {
+	struct lr_if ifc;
+	struct lr_recv_opts ro;
+	struct lr_rx rx;
+	struct lr_rx_context x;
+	struct lr_rx_result r;
+	struct lr_send_opts t;
+	uint64_t start_ns;
+};
+
+/* The agent's sender: this command's options, from the far end's interface to -i's address. */
+static int reverse_prepare(struct lr_peer *p, struct reverse *v)
+{
+	const struct lr_send_opts *o = p->o;
+	struct lr_ctl_ready rd;
+	char err[768], addr[INET6_ADDRSTRLEN];
+	int ret;
+
+	v->t = *o;
+	snprintf(v->t.ifname, sizeof(v->t.ifname), "%s", o->peer_ifname);
+	snprintf(v->t.netns, sizeof(v->t.netns), "%s", o->peer_netns);
+	if (lr_if_addr(&v->ifc, o->family, &v->t.dst_ip))
+		return lr_fail(LR_EXIT_USAGE, "send", "--reverse: %s has no %s address for the agent to send to",
+			       o->ifname, o->family == AF_INET6 ? "IPv6" : "IPv4");
+	ret = lr_ctl_prepare_tx(p->c, &v->t, peer_address(p, addr, sizeof(addr)), &rd, err, sizeof(err));
+	if (ret)
+		return lr_fail(ret > 0 ? ret : LR_EXIT_RUNTIME, "send", "--peer: %s%s%s", ret > 0 ? "" : lr_ctl_name(p->c),
+			       ret > 0 ? "" : ": ", err);
+	if (!o->quiet)
+		fprintf(stderr, "linerate send: sender on %s%s: %s\n", rd.ifname, p->where, rd.line);
+	return 0;
+}
+
+/* The agent's sender from start to end; a signal here stops it (its markers still go out). */
+static void reverse_run(struct lr_peer *p)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+	struct lr_ctl_progress pr;
+	uint64_t last = 0;
+	bool complete = false, stopped = false;
+	char err[512], b1[32];
+	int ret;
+
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	ret = lr_ctl_keepalive(p->c);
+	if (ret) {
+		fail(p, "cannot start the keepalive thread: %s", strerror(-ret));
+		return;
+	}
+	ret = lr_ctl_start(p->c, err, sizeof(err));
+	if (ret) {
+		call_failed(p, ret, "to start", err);
+		return;
+	}
+	while (!complete) {
+		if (lr_stop && !stopped) {
+			stopped = true;
+			ret = lr_ctl_stop(p->c, err, sizeof(err));
+			if (ret) {
+				call_failed(p, ret, "to stop", err);
+				return;
+			}
+		}
+		ret = lr_ctl_wait_tx(p->c, LR_CTL_WAIT_MAX_MS, &complete, &p->doc, &p->summary, err, sizeof(err));
+		if (ret) {
+			call_failed(p, ret, "the sender's result", err);
+			return;
+		}
+		if (complete || p->o->quiet || lr_ctl_progress(p->c, &pr, err, sizeof(err)))
+			continue;
+		fprintf(stderr, "peer tx %s pps  total %llu\n", lr_fmt_si((double)(pr.packets - last), b1, sizeof(b1)),
+			(unsigned long long)pr.packets);
+		last = pr.packets;
+	}
+}
+
+/* This side's receiver: the markers waited for, its counts collected, its clock put on the agent's line. */
+static int reverse_collect(struct lr_peer *p, struct reverse *v)
+{
+	uint64_t end = lr_now_ns() + EOT_WAIT_NS;
+	int ret;
+
+	while (!p->failed && !lr_rx_complete(&v->rx) && lr_now_ns() < end)
+		usleep(5000);
+	usleep(LINGER_US);
+	v->rx.ops->stop(&v->rx);
+	ret = lr_rx_collect(&v->rx, &v->r);
+	if (ret)
+		return lr_fail(LR_EXIT_RUNTIME, "send", "cannot read the receiver's counters: %s", strerror(-ret));
+	snprintf(v->x.engine, sizeof(v->x.engine), "%s", v->rx.ops->name);
+	snprintf(v->x.mode, sizeof(v->x.mode), "%s", v->rx.mode);
+	snprintf(v->x.ifname, sizeof(v->x.ifname), "%s", p->o->ifname);
+	v->x.secs = (double)(lr_now_ns() - v->start_ns) / 1e9;
+	if (!p->failed)
+		clock_after(p, &v->r, false);
+	return 0;
+}
+
+/* Both summaries, the agent's sender first; the recv document with "peer". */
+static int reverse_report(struct lr_peer *p, struct reverse *v)
+{
+	struct json_object *root;
+	char err[512];
+	int ret = p->failed ? LR_EXIT_RUNTIME : LR_EXIT_OK;
+
+	/* the agent's own lines, said to be the agent's */
+	if (p->summary && !strncmp(p->summary, SEND_PREFIX, strlen(SEND_PREFIX)))
+		fprintf(stderr, "\nlinerate send%s: %s", p->where, p->summary + strlen(SEND_PREFIX));
+	else if (p->summary)
+		fprintf(stderr, "\n%s", p->summary);
+	else
+		fprintf(stderr, "\nlinerate send%s: no result: %s\n", p->where, p->error);
+	lr_rx_summary(&v->x, &v->r);
+	if (!p->o->json[0])
+		return ret;
+	root = lr_rx_doc(&v->x, &v->r);
+	json_object_object_add(root, "peer", json_object_get(lr_peer_json(p)));
+	if (lr_json_write(root, p->o->json, err, sizeof(err)))
+		ret = lr_fail(LR_EXIT_RUNTIME, "send", "%s", err);
+	json_object_put(root);
+	return ret;
+}
+
+int lr_peer_reverse(struct lr_peer *p)
+{
+	struct reverse *v = calloc(1, sizeof(*v));
+	char err[512], line[768];
+	int ret;
+
+	if (!v)
+		return lr_fail(LR_EXIT_RUNTIME, "send", "out of memory");
+	ret = lr_if_open(p->o->ifname, &v->ifc, err, sizeof(err));
+	if (ret) {
+		free(v);
+		return lr_fail(LR_EXIT_USAGE, "send", "%s", err);
+	}
+	clock_before(p);
+	lr_recv_opts_default(&v->ro);
+	snprintf(v->ro.ifname, sizeof(v->ro.ifname), "%s", p->o->ifname);
+	v->ro.dst_port = p->o->dst_port;
+	v->ro.quiet = true;
+	v->ro.verbose = p->o->verbose;
+	/* this side's clock minus the agent's, which stamps: the estimate's offset negated */
+	v->ro.clock_offset_ns = p->have_before ? -p->before.offset_ns : 0;
+	ret = lr_rx_begin(&v->ro, &v->rx, line, sizeof(line), err, sizeof(err));
+	if (ret) {
+		free(v);
+		return lr_fail(ret, "send", "--reverse: %s", err);
+	}
+	v->start_ns = lr_now_ns();
+	if (!p->o->quiet)
+		fprintf(stderr, "linerate send: receiver on %s: %s\n", p->o->ifname, line);
+	ret = reverse_prepare(p, v);
+	if (!ret) {
+		reverse_run(p);
+		ret = reverse_collect(p, v);
+		if (!p->failed && lr_ctl_quit(p->c, err, sizeof(err)))
+			pr_info("linerate send: %s's quit: %s\n", lr_ctl_name(p->c), err);
+		if (!ret)
+			ret = reverse_report(p, v);
+	}
+	lr_rx_end(&v->rx);
+	free(v);
+	return ret;
+}
+
+void lr_peer_close(struct lr_peer *p)
+{
+	if (!p)
+		return;
+	lr_ctl_close(p->c);
+	json_object_put(p->doc);
+	json_object_put(p->json);
+	free(p->summary);
+	free(p);
+}

@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libFuzzer target: the agent protocol's decoder on arbitrary bytes. The input is a stream of
+ * frames read with lr_msg_recv(); each message that passes goes through every parser the endpoint
+ * and the controller apply (requests, hello's host facts, results). Nothing may crash, leak or
+ * hang; the framing refuses with one line of its own words, the parsers with -EINVAL and a reason.
+ */
+/*
+ * CC=clang cmake -S . -B build-fuzz -DLINERATE_FUZZ=ON -DBUILD_TESTING=OFF
+ * cmake --build build-fuzz --target fuzz_msg
+ * cp -r tests/fuzz/msg_corpus /tmp/corpus
+ * build-fuzz/tests/fuzz/fuzz_msg -dict=tests/fuzz/msg.dict -max_total_time=60 /tmp/corpus
+ */
+#define _GNU_SOURCE	/* memfd_create() */
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+
+#include "cmd/opts.h"
+#include "ctl/host.h"
+#include "ctl/msg.h"
+#include "ctl/request.h"
+#include "rx/report.h"
+#include "util/result.h"
+
+#define CHECK(cond)                        \
+	do {                               \
+		if (!(cond))               \
+			__builtin_trap();  \
+	} while (0)
+
+#define MAX_MSGS	16
+
+/* static: the option structs are tens of kilobytes */
+static struct lr_send_opts tx;
+static struct lr_recv_opts rx;
+static struct lr_host host;
+static struct lr_rx_result result;
+static struct lr_rx_context context;
+
+/*
+ * A refusal: -EINVAL and a message, or success. A message may quote a value the peer sent, line
+ * breaks and all: it is escaped where it is printed (lr_fail(), lr_ctl_log()), not here.
+ */
+static void one_line(int ret, const char *err, size_t len)
+{
+	CHECK(ret == 0 || ret == -EINVAL);
+	if (ret)
+		CHECK(err[0] && strlen(err) < len);
+}
+
+/* Every parser on @m; what a success promises. */
+static void parse_all(struct json_object *m)
+{
+	char err[512], address[LR_CTL_ADDR_TEXT], proof[LR_AUTH_HEX + 1];
+	struct lr_ctl_hello_req h;
+	unsigned int ms;
+	uint64_t t1;
+	int ret;
+
+	ret = lr_ctl_prepare_rx_parse(m, &rx, address, err, sizeof(err));
+	one_line(ret, err, sizeof(err));
+	if (!ret) {
+		CHECK(!rx.ifname[0] != !address[0]);
+		CHECK(rx.workers >= 1 && rx.workers <= LR_MAX_WORKERS && rx.dst_port >= 1);
+	}
+	ret = lr_ctl_prepare_tx_parse(m, &tx, address, err, sizeof(err));
+	one_line(ret, err, sizeof(err));
+	if (!ret) {
+		CHECK(!tx.ifname[0] != !address[0]);
+		CHECK(tx.nworkers >= 1 && tx.nworkers <= LR_MAX_WORKERS && tx.flows >= tx.nworkers);
+		CHECK(tx.have_dst_ip && (tx.family == AF_INET || tx.family == AF_INET6));
+		CHECK(tx.count || tx.duration_ns);
+	}
+	ret = lr_ctl_wait_parse(m, &ms, err, sizeof(err));
+	one_line(ret, err, sizeof(err));
+	CHECK(ret || ms <= LR_CTL_WAIT_MAX_MS);
+	one_line(lr_ctl_clock_parse(m, &t1, err, sizeof(err)), err, sizeof(err));
+	ret = lr_ctl_auth_parse(m, proof, err, sizeof(err));
+	one_line(ret, err, sizeof(err));
+	CHECK(ret || lr_auth_hex_ok(proof));
+	ret = lr_ctl_hello_parse(m, &h, err, sizeof(err));
+	one_line(ret, err, sizeof(err));
+	CHECK(ret || lr_auth_hex_ok(h.nonce));
+	ret = lr_host_get(m, &host, err, sizeof(err));
+	one_line(ret, err, sizeof(err));
+	CHECK(ret || (host.nifs <= LR_HOST_MAX_IFS && host.cpus >= 1));
+	one_line(lr_rx_doc_get(m, &context, &result, err, sizeof(err)), err, sizeof(err));
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static int fd = -1;
+	struct json_object *m;
+	char err[512];
+	int i, ret;
+
+	/* the input as a stream: a memory file reads like a socket that was closed after it */
+	if (fd < 0)
+		fd = memfd_create("fuzz_msg", MFD_CLOEXEC);
+	CHECK(fd >= 0);
+	CHECK(!ftruncate(fd, 0) && pwrite(fd, data, size, 0) == (ssize_t)size && lseek(fd, 0, SEEK_SET) == 0);
+	for (i = 0; i < MAX_MSGS; i++) {
+		ret = lr_msg_recv(fd, LR_MSG_MAX, 1000, &m, err, sizeof(err));
+		if (ret) {
+			CHECK(ret == -ECONNRESET || ret == -EPROTO || ret == -EMSGSIZE || ret == -EBADMSG ||
+			      ret == -EPROTONOSUPPORT);
+			CHECK(err[0] && !strchr(err, '\n') && strlen(err) < sizeof(err));
+			CHECK(!m);
+			break;
+		}
+		CHECK(m && lr_msg_type(m)[0]);
+		parse_all(m);
+		json_object_put(m);
+	}
+	return 0;
+}

@@ -1,0 +1,270 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests for a session between the controller's connection and an endpoint served in a
+ * thread over a socketpair (no root, no network): auth both ways (the right token, another token,
+ * none where one is wanted, a forged proof, requests before auth), the dead-man timer and an
+ * endpoint gone, the keepalive that keeps the timer quiet, and clock exchanges against one clock.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <cmocka.h>
+
+#include "ctl/auth.h"
+#include "ctl/ctl.h"
+#include "ctl/msg.h"
+#include "ctl/request.h"
+#include "util/clock.h"
+
+static char err[512];
+static struct lr_auth_key token, other;
+
+struct served {
+	struct lr_ctl_serve_opts so;
+	int fd;
+	int code;
+	int64_t end_ms;
+};
+
+static void *serve(void *arg)
+{
+	struct served *s = arg;
+
+	s->code = lr_ctl_serve(s->fd, &s->so);
+	s->end_ms = lr_now_ms();
+	return NULL;
+}
+
+/* An endpoint as @so says in a thread; the controller's end of the stream in *fd. */
+static void start(struct served *s, const struct lr_ctl_serve_opts *so, int *fd, pthread_t *t)
+{
+	int sv[2];
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	s->so = *so;
+	s->so.status_fd = -1;
+	s->fd = sv[1];
+	*fd = sv[0];
+	assert_int_equal(pthread_create(t, NULL, serve, s), 0);
+}
+
+/* A connection to the endpoint of @so, hello said with @key: its exit code in *ret. */
+static struct lr_ctl *session(struct served *s, const struct lr_ctl_serve_opts *so, const struct lr_auth_key *key,
+			      pthread_t *t, int *ret)
+{
+	struct lr_ctl *c;
+	int fd;
+
+	start(s, so, &fd, t);
+	assert_int_equal(lr_ctl_attach(fd, "the endpoint", &c), 0);
+	err[0] = '\0';
+	*ret = lr_ctl_hello(c, key, err, sizeof(err));
+	return c;
+}
+
+/* The same, hello expected to succeed. */
+static struct lr_ctl *session_ok(struct served *s, const struct lr_ctl_serve_opts *so, const struct lr_auth_key *key,
+				 pthread_t *t)
+{
+	struct lr_ctl *c;
+	int ret;
+
+	c = session(s, so, key, t, &ret);
+	if (ret)
+		fail_msg("hello: %d: %s", ret, err);
+	return c;
+}
+
+static void finish(struct served *s, struct lr_ctl *c, pthread_t t)
+{
+	lr_ctl_close(c);
+	pthread_join(t, NULL);
+	close(s->fd);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	assert_int_equal(lr_auth_init(), 0);
+	assert_int_equal(lr_auth_key("the right token", 15, &token), 0);
+	assert_int_equal(lr_auth_key("another token", 13, &other), 0);
+	return 0;
+}
+
+static void test_auth_ok(void **state)
+{
+	const struct lr_ctl_serve_opts so = { .key = &token };
+	struct served s;
+	struct lr_ctl *c;
+	pthread_t t;
+
+	(void)state;
+	c = session_ok(&s, &so, &token, &t);
+	/* the endpoint's facts came with its hello */
+	assert_true(lr_ctl_host(c)->cpus >= 1);
+	assert_int_equal(strlen(lr_ctl_host(c)->boot_id), LR_BOOT_ID_LEN);
+	assert_non_null(lr_ctl_host_json(c));
+	assert_int_equal(lr_ctl_ping(c, err, sizeof(err)), 0);
+	assert_int_equal(lr_ctl_quit(c, err, sizeof(err)), 0);
+	finish(&s, c, t);
+	assert_int_equal(s.code, 0);
+}
+
+static void test_auth_refused(void **state)
+{
+	const struct lr_ctl_serve_opts with_token = { .key = &token }, without = { 0 };
+	struct served s;
+	struct lr_ctl *c;
+	pthread_t t;
+	int ret;
+
+	(void)state;
+	/* another token: the endpoint's proof fails here, so nothing of ours is ever sent */
+	c = session(&s, &with_token, &other, &t, &ret);
+	assert_int_equal(ret, 2);
+	assert_non_null(strstr(err, "authentication failed: the endpoint does not hold this token"));
+	finish(&s, c, t);
+	/* no token where one is wanted */
+	c = session(&s, &with_token, NULL, &t, &ret);
+	assert_int_equal(ret, 2);
+	assert_non_null(strstr(err, "asks for a token: give --token-file"));
+	finish(&s, c, t);
+	/* a token where the endpoint wants none: it could be anyone */
+	c = session(&s, &without, &token, &t, &ret);
+	assert_int_equal(ret, 2);
+	assert_non_null(strstr(err, "asks for no token"));
+	finish(&s, c, t);
+}
+
+/* Raw messages to an endpoint that wants @token: its hello reply, then @req; the error it answers. */
+static void refused_before_auth(struct json_object *req, const char *says)
+{
+	const struct lr_ctl_serve_opts so = { .key = &token };
+	struct json_object *m;
+	struct served s;
+	pthread_t t;
+	int fd;
+
+	start(&s, &so, &fd, &t);
+	m = lr_ctl_hello_msg("00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff");
+	assert_int_equal(lr_msg_send(fd, m, 1000, err, sizeof(err)), 0);
+	json_object_put(m);
+	assert_int_equal(lr_msg_recv(fd, LR_MSG_MAX, 2000, &m, err, sizeof(err)), 0);
+	assert_string_equal(lr_msg_type(m), "hello");
+	assert_non_null(strstr(json_object_to_json_string_ext(m, JSON_C_TO_STRING_PLAIN), "\"auth\":\"hmac-sha512-256\""));
+	json_object_put(m);
+	assert_int_equal(lr_msg_send(fd, req, 1000, err, sizeof(err)), 0);
+	json_object_put(req);
+	assert_int_equal(lr_msg_recv(fd, LR_MSG_MAX, 2000, &m, err, sizeof(err)), 0);
+	assert_string_equal(lr_msg_type(m), "error");
+	if (!strstr(json_object_to_json_string(m), says))
+		fail_msg("%s does not say \"%s\"", json_object_to_json_string(m), says);
+	json_object_put(m);
+	/* nothing else is done: the stream is closed */
+	pthread_join(t, NULL);
+	close(s.fd);
+	assert_int_equal(lr_msg_recv(fd, LR_MSG_MAX, 1000, &m, err, sizeof(err)), -ECONNRESET);
+	close(fd);
+}
+
+/* A forged proof, or any request but auth before it: one error, and the stream is closed. */
+static void test_auth_forged(void **state)
+{
+	struct json_object *m = lr_msg_new("auth");
+
+	(void)state;
+	json_object_object_add(m, "proof",
+			       json_object_new_string("ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff"));
+	refused_before_auth(m, "authentication failed");
+	refused_before_auth(lr_msg_new("prepare_rx"), "'prepare_rx' before auth");
+	refused_before_auth(lr_msg_new("ping"), "'ping' before auth");
+}
+
+/*
+ * A controller that goes silent: the endpoint ends the session after its dead-man time and says
+ * why. The endpoint gone: the keepalive notices within LR_CTL_PING_MS + LR_CTL_REPLY_MS, with the
+ * endpoint's last word, and every call fails from then on.
+ */
+static void test_deadman(void **state)
+{
+	const struct lr_ctl_serve_opts so = { .deadman_ms = 300 };
+	struct served s;
+	struct lr_ctl *c;
+	pthread_t t;
+	int64_t t0;
+
+	(void)state;
+	c = session_ok(&s, &so, NULL, &t);
+	t0 = lr_now_ms();
+	pthread_join(t, NULL);
+	if (s.end_ms - t0 < 250 || s.end_ms - t0 > 1000)
+		fail_msg("the dead-man timer fired after %lld ms, not about 300", (long long)(s.end_ms - t0));
+	close(s.fd);
+	t0 = lr_now_ms();
+	assert_int_equal(lr_ctl_keepalive(c), 0);
+	while (!lr_ctl_dead(c, err, sizeof(err)) && lr_now_ms() - t0 < 3000)
+		usleep(10000);
+	if (lr_now_ms() - t0 > LR_CTL_PING_MS + LR_CTL_REPLY_MS)
+		fail_msg("noticed after %lld ms", (long long)(lr_now_ms() - t0));
+	assert_string_equal(err, "no message from the controller for 300 ms: the test was ended");
+	assert_true(lr_ctl_ping(c, err, sizeof(err)) < 0);
+	lr_ctl_close(c);
+}
+
+/* The keepalive keeps a 1 s dead-man timer quiet for as long as the controller lives. */
+static void test_keepalive(void **state)
+{
+	const struct lr_ctl_serve_opts so = { .deadman_ms = 1000 };
+	struct served s;
+	struct lr_ctl *c;
+	pthread_t t;
+
+	(void)state;
+	c = session_ok(&s, &so, NULL, &t);
+	assert_int_equal(lr_ctl_keepalive(c), 0);
+	usleep(2500000);
+	assert_false(lr_ctl_dead(c, err, sizeof(err)));
+	assert_int_equal(lr_ctl_ping(c, err, sizeof(err)), 0);
+	/* the controller gone: the endpoint ends at once */
+	finish(&s, c, t);
+	assert_int_equal(s.code, 0);
+}
+
+/* Exchanges against one clock: the estimate holds the truth, 0, within its bound. */
+static void test_clock(void **state)
+{
+	const struct lr_ctl_serve_opts so = { 0 };
+	struct lr_clock_est e;
+	struct served s;
+	struct lr_ctl *c;
+	pthread_t t;
+
+	(void)state;
+	c = session_ok(&s, &so, NULL, &t);
+	assert_int_equal(lr_ctl_clock_estimate(c, 16, &e, err, sizeof(err)), 0);
+	assert_int_equal(e.samples, 16);
+	assert_int_equal(e.refused, 0);
+	if ((uint64_t)(e.offset_ns < 0 ? -e.offset_ns : e.offset_ns) > e.bound_ns)
+		fail_msg("offset %lld ns outside its bound %llu ns", (long long)e.offset_ns, (unsigned long long)e.bound_ns);
+	finish(&s, c, t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_auth_ok),	    cmocka_unit_test(test_auth_refused),
+		cmocka_unit_test(test_auth_forged),
+		cmocka_unit_test(test_deadman),	    cmocka_unit_test(test_keepalive),
+		cmocka_unit_test(test_clock),
+	};
+
+	return cmocka_run_group_tests(tests, setup, NULL);
+}
