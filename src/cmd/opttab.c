@@ -346,4 +346,14 @@ const struct lr_opt lr_opts[LR_O_COUNT_ALL] = {
 	[LR_O_SHARE] = { .metavar = "PERCENT", INI("share", STREAM), .kind = &k_share, .def_text = "equal shares",
 			 .help = "its part of the step's rate; the shares add up to 100 (within 0.01): give every "
 				 "stream one, or none" },
+	[LR_O_RUN_AGENT] = { .metavar = "HOST[:PORT]", INI("agent", TX | RX), .kind = &k_peer,
+			     .def_text = "none: this end runs in run's own process (tx) or its child (rx)",
+			     .help = "the agent (linerate agent) that runs this end on its host; port 7446 unless "
+				     "given; interface and netns then name the agent's. [tx] agent takes one stream "
+				     "and no pcap" },
+	[LR_O_RUN_TOKEN_FILE] = { .metavar = "FILE", INI("token_file", TX | RX), .kind = &k_path,
+				  .help = "the shared secret this end's agent asks for (mode 0600 or stricter)" },
+	[LR_O_RUN_CLOCK] = { .metavar = "RULE", INI("clock", TEST), .kind = &k_clock, .def = "auto",
+			     .help = "how the two ends' clocks are put on one time line for latency, when an end "
+				     "runs on an agent" },
 };

@@ -339,6 +339,8 @@ static struct json_object *on_prepare_rx(struct endpoint *e, struct json_object 
 	return ready(e, ROLE_RX, line, e->ro.ifname);
 }
 
+static void end_test(struct endpoint *e, const char *why);
+
 static struct json_object *on_prepare_tx(struct endpoint *e, struct json_object *req)
 {
 	struct json_object *m;
@@ -348,6 +350,15 @@ static struct json_object *on_prepare_tx(struct endpoint *e, struct json_object 
 
 	if (!e->so->tx)
 		return lr_msg_error(LR_EXIT_USAGE, "this endpoint counts only: it takes no prepare_tx");
+	/*
+	 * A sender that finished (its result was taken by wait) makes way for the next: run prepares
+	 * one per phase on the same session. A stop request ended only that sender.
+	 */
+	if (e->role == ROLE_TX && e->finished) {
+		end_test(e, "finished");
+		if (lr_stop == STOP_REQUESTED)
+			lr_stop = 0;
+	}
 	if (e->role != ROLE_NONE)
 		return lr_msg_error(LR_EXIT_USAGE, "a test is prepared already (%s)", e->what);
 	if (lr_ctl_prepare_tx_parse(req, &e->to, address, err, sizeof(err)))
@@ -611,6 +622,7 @@ static void end_test(struct endpoint *e, const char *why)
 	free(e->tx_summary);
 	e->tx_summary = NULL;
 	e->role = ROLE_NONE;
+	e->started = e->finished = false;
 }
 
 /* The reply to @req, which arrived at @t2 on the stamping clock; @quit is set when the session ends. */

@@ -84,6 +84,8 @@ static const struct key_bind binds[] = {
 	LIST(LR_SEC_TX, LR_O_RATE, rates, nrates),
 	CFG(LR_SEC_TX, LR_O_TX_PCAP, tx_pcap),
 	CFG(LR_SEC_TX, LR_O_TX_PCAP_EVERY, tx_pcap_every),
+	CFG(LR_SEC_TX, LR_O_RUN_AGENT, tx_agent),
+	CFG(LR_SEC_TX, LR_O_RUN_TOKEN_FILE, tx_token_file),
 	DEF(LR_SEC_TX | LR_SEC_STREAM, LR_O_DST_IP, dst_ip, LR_AT(struct sdef, dst_family)),
 	DEF(LR_SEC_TX | LR_SEC_STREAM, LR_O_SRC_IP, src_ip, LR_AT(struct sdef, src_family)),
 	DEF(LR_SEC_TX | LR_SEC_STREAM, LR_O_DST_MAC, dst_mac),
@@ -102,6 +104,9 @@ static const struct key_bind binds[] = {
 	CFG(LR_SEC_RX, LR_O_RX_PCAP, rx_pcap),
 	CFG(LR_SEC_RX, LR_O_RX_PCAP_EVERY, rx_pcap_every),
 	CFG(LR_SEC_RX, LR_O_SNAPLEN, rx_snaplen),
+	CFG(LR_SEC_RX, LR_O_RUN_AGENT, rx_agent),
+	CFG(LR_SEC_RX, LR_O_RUN_TOKEN_FILE, rx_token_file),
+	CFG(LR_SEC_TEST, LR_O_RUN_CLOCK, clock),
 };
 
 #define NBINDS	(sizeof(binds) / sizeof(binds[0]))
@@ -682,6 +687,18 @@ static int finish(struct parser *p)
 			    "[tx] %s: conflicts with [test] mode = throughput, which searches below one upper bound; "
 			    "give one rate (max, 1Mpps)", key_name(tx, LR_O_RATE));
 	}
+	/* a remote sender is one send on the agent's host: one stream, its capture not ours to write */
+	if (c->tx_agent[0] && p->ndefs)
+		return fail(p, tx->kline[LR_O_RUN_AGENT],
+			    "[tx] agent: a remote sender runs one stream; the [stream] sections need senders here");
+	if (c->tx_agent[0] && c->tx_pcap[0])
+		return fail(p, tx->kline[LR_O_TX_PCAP],
+			    "[tx] pcap: samples of a remote sender's frames would be written on the agent's host; "
+			    "capture at the receiver ([rx] pcap) or run the sender here");
+	if (c->tx_token_file[0] && !c->tx_agent[0])
+		return fail(p, tx->kline[LR_O_RUN_TOKEN_FILE], "[tx] token_file: there is no [tx] agent to give it to");
+	if (c->rx_token_file[0] && !c->rx_agent[0])
+		return fail(p, p->rx.kline[LR_O_RUN_TOKEN_FILE], "[rx] token_file: there is no [rx] agent to give it to");
 	if (p->ndefs && c->nsizes > 1) {
 		return fail(p, key_line(tx, LR_O_SIZE),
 			    "[tx] %s: conflicts with the [stream] sections, which give each stream its own size; "

@@ -64,6 +64,8 @@ struct lr_cfg {
 	unsigned int nrates;
 	struct lr_rate rates[LR_CFG_MAX_RATES];	/* sweep: one step per rate; search: rates[0] is the upper bound */
 	char tx_pcap[LR_PATH_MAX];	/* samples of the frames sent ("" = none) */
+	char tx_agent[256];	/* "": the senders run in run's own process; else HOST[:PORT] */
+	char tx_token_file[LR_PATH_MAX];
 	unsigned int tx_pcap_every;	/* one in K; 0: the first LR_PCAP_DEFAULT_COUNT of each step */
 	/* [rx] */
 	char rx_ifname[IF_NAMESIZE];
@@ -74,6 +76,9 @@ struct lr_cfg {
 	enum lr_rx_engine_kind rx_engine;
 	enum lr_xdp_mode xdp_mode;
 	unsigned int rx_workers;
+	char rx_agent[256];	/* "": the receiver runs in run's child process; else HOST[:PORT] */
+	char rx_token_file[LR_PATH_MAX];
+	int clock;	/* [test] clock: 0 auto, 1 estimate (the order of send's --clock) */
 	/* streams: [tx] itself is stream 0 unless [stream NAME] sections exist */
 	unsigned int nstreams;
 	struct lr_cfg_stream streams[LR_CFG_MAX_STREAMS];

@@ -43,6 +43,8 @@ void lr_run_stream_opts(const struct lr_run *r, const struct lr_cfg_stream *st, 
 	}
 	o->duration_ns = window_ns;
 	o->family = st->family;
+	o->dst_family = st->family;
+	o->src_family = st->have_src_ip ? st->family : 0;
 	o->src_ip = st->src_ip;
 	o->dst_ip = st->dst_ip;
 	o->have_src_ip = st->have_src_ip;
@@ -57,6 +59,9 @@ void lr_run_stream_opts(const struct lr_run *r, const struct lr_cfg_stream *st, 
 	o->quiet = true;
 	o->silent = r->banner_done || r->o->quiet;
 	o->verbose = r->o->verbose;
+	/* a remote sender enters [tx] netns on the agent's host; a local one runs where run entered it */
+	if (r->tx_ctl)
+		snprintf(o->netns, sizeof(o->netns), "%s", cfg->tx_netns);
 }
 
 static void guess_limit(struct lr_step *s)
@@ -160,6 +165,39 @@ static void keep_engine(struct lr_run *r, const struct lr_tx *tx)
 	r->tx_engine = name;
 }
 
+/* What a window's counts say once both ends reported: loss, and what most likely limited the rate. */
+static void settle(struct lr_step *s, bool complete)
+{
+	/* the markers settle each flow's tail only if they all came */
+	s->complete = complete;
+	s->rx.settled = s->rx.settled && complete;
+	{
+		uint64_t sent = s->rx.flows_eot ? s->rx.sent : s->tx.completed;
+
+		s->loss_pct = sent ? 100.0 * (double)s->rx.lost / (double)sent : 0;
+	}
+	guess_limit(s);
+}
+
+/* The phase with the sender on the [tx] agent (one stream, config.c insists). */
+static int remote_phase(struct lr_run *r, unsigned int size, uint64_t pps, uint64_t window_ns, struct lr_step *s,
+			struct lr_send_opts *opts, struct lr_rx_result *scratch)
+{
+	bool complete;
+	int ret;
+
+	lr_run_stream_opts(r, &r->cfg->streams[0], size, pps, window_ns, &opts[0]);
+	ret = lr_run_remote_tx(r, &opts[0], window_ns, s);
+	if (!ret)
+		ret = lr_run_rx_wait(r, s ? EOT_WAIT_NS : WARMUP_WAIT_NS, s ? &s->rx : scratch, &complete);
+	if (ret || !s)
+		return ret;
+	s->size = opts[0].size;
+	s->offered_pps = pps;
+	settle(s, complete);
+	return 0;
+}
+
 /*
  * One traffic phase: every stream's workers at their share of @pps (0: max)
  * for @window_ns, counted by the receiver from a reset. @s may be NULL for a
@@ -187,6 +225,10 @@ static int run_phase(struct lr_run *r, unsigned int size, uint64_t pps, uint64_t
 	}
 	if (lr_run_rx_reset(r)) {
 		ret = LR_EXIT_RUNTIME;
+		goto out;
+	}
+	if (r->tx_ctl) {
+		ret = remote_phase(r, size, pps, window_ns, s, opts, scratch);
 		goto out;
 	}
 	for (i = 0; i < cfg->nstreams; i++) {
@@ -237,20 +279,12 @@ static int run_phase(struct lr_run *r, unsigned int size, uint64_t pps, uint64_t
 	/* what the senders did */
 	s->size = cfg->nstreams == 1 && !cfg->streams[0].size ? size : opts[0].size;
 	s->offered_pps = pps;
-	s->complete = complete;
 	s->ncpu = lr_cpu_split(&c0, &c1, s->cpu, LR_MAX_CPUS);
 	if (tx_sum(r, tx, opts, &d0, s)) {
 		ret = lr_fail(LR_EXIT_RUNTIME, "run", "out of memory");
 		goto out;
 	}
-	/* the markers settle each flow's tail only if they all came */
-	s->rx.settled = s->rx.settled && complete;
-	{
-		uint64_t sent = s->rx.flows_eot ? s->rx.sent : s->tx.completed;
-
-		s->loss_pct = sent ? 100.0 * (double)s->rx.lost / (double)sent : 0;
-	}
-	guess_limit(s);
+	settle(s, complete);
 out:
 	for (i = 0; i < cfg->nstreams; i++)
 		lr_tx_close(tx[i]);

@@ -58,12 +58,14 @@ static void failed(int ret, const char *err, const char *what)
 
 int lr_run_rx_start(struct lr_run *r)
 {
-	struct lr_ctl_ready rd;
-	struct lr_recv_opts *ro;
 	char err[1024];
 	int sv[2], ret;
 
 	r->rx.ctl = NULL;
+	if (r->cfg->rx_agent[0]) {
+		r->rx.remote = true;
+		return lr_run_agent_connect("[rx]", r->cfg->rx_agent, r->cfg->rx_token_file, &r->rx.ctl);
+	}
 	/* a stream, as TCP to a remote agent will be: the protocol frames its own messages */
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
 		return lr_fail(LR_EXIT_RUNTIME, "run", "socketpair: %s", strerror(errno));
@@ -83,25 +85,40 @@ int lr_run_rx_start(struct lr_run *r)
 		return -1 - ret;	/* the caller returns this exit code */
 	}
 	close(sv[1]);
-	ro = malloc(sizeof(*ro));
-	if (!ro || lr_ctl_attach(sv[0], "the receiver", &r->rx.ctl)) {
-		free(ro);
+	if (lr_ctl_attach(sv[0], "the receiver", &r->rx.ctl)) {
 		close(sv[0]);
 		return lr_fail(LR_EXIT_RUNTIME, "run", "out of memory");
 	}
-	rx_opts(r->cfg, ro);
 	ret = lr_ctl_hello(r->rx.ctl, NULL, err, sizeof(err));
-	if (!ret)
-		ret = lr_ctl_prepare_rx(r->rx.ctl, ro, NULL, &rd, err, sizeof(err));
-	if (!ret)
-		snprintf(r->rx.line, sizeof(r->rx.line), "%s", rd.line);
+	if (ret) {
+		failed(ret, err, "did not start");
+		return ret > 0 ? ret : LR_EXIT_RUNTIME;
+	}
+	return 0;
+}
+
+int lr_run_rx_prepare(struct lr_run *r, int64_t offset_ns)
+{
+	struct lr_ctl_ready rd;
+	struct lr_recv_opts *ro;
+	char err[1024];
+	int ret;
+
+	ro = malloc(sizeof(*ro));
+	if (!ro)
+		return lr_fail(LR_EXIT_RUNTIME, "run", "out of memory");
+	rx_opts(r->cfg, ro);
+	ro->clock_offset_ns = offset_ns;
+	ret = lr_ctl_prepare_rx(r->rx.ctl, ro, NULL, &rd, err, sizeof(err));
 	free(ro);
 	if (ret) {
 		failed(ret, err, "did not start");
 		return ret > 0 ? ret : LR_EXIT_RUNTIME;
 	}
+	snprintf(r->rx.line, sizeof(r->rx.line), "%s", rd.line);
 	if (!r->o->quiet)
-		fprintf(stderr, "linerate run: receiver %s\n", r->rx.line);
+		fprintf(stderr, "linerate run: receiver%s%s %s\n", r->rx.remote ? " on " : "",
+			r->rx.remote ? lr_ctl_name(r->rx.ctl) : "", r->rx.line);
 	return 0;
 }
 
@@ -110,14 +127,15 @@ void lr_run_rx_stop(struct lr_run *r)
 	char err[512];
 	int status;
 
-	if (r->rx.child <= 0)
+	if (r->rx.child <= 0 && !r->rx.ctl)
 		return;
 	/* bye comes once the capture is in place; the stream's end stops the child anyway */
 	if (r->rx.ctl && lr_ctl_quit(r->rx.ctl, err, sizeof(err)))
 		pr_debug("run: the receiver's quit: %s\n", err);
 	lr_ctl_close(r->rx.ctl);
 	r->rx.ctl = NULL;
-	waitpid(r->rx.child, &status, 0);
+	if (r->rx.child > 0)
+		waitpid(r->rx.child, &status, 0);
 	r->rx.child = 0;
 }
 

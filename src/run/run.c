@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "ctl/ctl.h"
 #include "run/run.h"
 #include "tx/frame.h"
 #include "tx/tx.h"
@@ -35,7 +36,8 @@ static int check(struct lr_run *r, char *err, size_t errlen)
 		lr_err_line("linerate run: ", err);
 		return LR_EXIT_USAGE;
 	}
-	for (i = 0; i < cfg->nstreams; i++) {
+	/* a remote sender's CPUs are the agent's, checked there */
+	for (i = 0; i < cfg->nstreams && !cfg->tx_agent[0]; i++) {
 		const struct lr_cfg_stream *st = &cfg->streams[i];
 		struct lr_send_opts so;
 
@@ -106,6 +108,7 @@ static int measure(struct lr_run *r, char *err, size_t errlen)
 	const struct lr_cfg *cfg = r->cfg;
 	const struct lr_run_opts *o = r->o;
 	struct sigaction sa = { .sa_handler = on_signal };
+	int64_t offset;
 	unsigned int i;
 	int ret;
 
@@ -118,9 +121,18 @@ static int measure(struct lr_run *r, char *err, size_t errlen)
 		r->flows_total += cfg->streams[i].flows;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	if (cfg->tx_netns[0] && lr_netns_enter(cfg->tx_netns, err, errlen))
+	/* a remote sender's netns is the agent's: it enters it itself */
+	if (!r->tx_ctl && cfg->tx_netns[0] && lr_netns_enter(cfg->tx_netns, err, errlen))
 		return lr_fail(LR_EXIT_USAGE, "run", "[tx] %s", err);
+	/* threads only now, after the namespace: pings keep the agents' dead-man timers quiet */
+	if ((r->rx.remote && lr_ctl_keepalive(r->rx.ctl)) || (r->tx_ctl && lr_ctl_keepalive(r->tx_ctl)))
+		return lr_fail(LR_EXIT_RUNTIME, "run", "cannot start the keepalive thread");
+	lr_run_clocks_before(r, &offset);
+	ret = lr_run_rx_prepare(r, offset);
+	if (ret)
+		return ret;
 	ret = cfg->mode == LR_RUN_THROUGHPUT ? lr_run_throughput(r) : lr_run_sweep(r);
+	lr_run_clocks_after(r);
 	if (r->nsteps) {
 		lr_run_print_table(r);
 		if (o->json[0] && lr_run_write_json(r) && !ret)
@@ -172,8 +184,16 @@ int lr_cmd_run(const struct lr_run_opts *o)
 		free(cfg);
 		return -1 - ret;	/* the receiver process ends here (the pcap is the parent's) */
 	}
+	/* agents are reached from where run started, before any namespace is entered */
+	if (!ret && cfg->tx_agent[0])
+		ret = lr_run_agent_connect("[tx]", cfg->tx_agent, cfg->tx_token_file, &r.tx_ctl);
 	if (!ret)
 		ret = measure(&r, err, sizeof(err));
+	if (r.tx_ctl) {
+		if (lr_ctl_quit(r.tx_ctl, err, sizeof(err)))
+			pr_debug("run: the sender's quit: %s\n", err);
+		lr_ctl_close(r.tx_ctl);
+	}
 	lr_run_rx_stop(&r);
 	if (r.sampler) {
 		lr_sampler_close(r.sampler);

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "cmd/cmd.h"
+#include "ctl/clock.h"
 #include "run/config.h"
 #include "run/search.h"
 #include "sys/counters.h"
@@ -42,17 +43,28 @@ struct lr_run_search {
 	struct lr_search s;
 };
 
-/* The receiver endpoint: a child process in [rx] netns, spoken to over a socket. */
+/* The receiver endpoint: a child process in [rx] netns, or an agent ([rx] agent), spoken to over a socket. */
 struct lr_run_rx {
 	struct lr_ctl *ctl;	/* NULL: none */
-	pid_t child;	/* 0: none */
+	pid_t child;	/* 0: none (or remote) */
+	bool remote;	/* an agent's */
 	char line[768];	/* its start line */
+};
+
+/* How latency's two clocks were put on one time line when an end runs on an agent. */
+enum lr_run_clock_state { LR_RUN_CLOCK_SAME = 0, LR_RUN_CLOCK_ESTIMATED, LR_RUN_CLOCK_NONE };
+
+struct lr_run_clock {
+	enum lr_run_clock_state state;
+	struct lr_clock_est rx_before, tx_before;	/* each remote end's clock minus this process's */
 };
 
 struct lr_run {
 	const struct lr_cfg *cfg;
 	const struct lr_run_opts *o;
 	struct lr_run_rx rx;
+	struct lr_ctl *tx_ctl;	/* [tx] agent: the agent that runs the sender; NULL: it runs here */
+	struct lr_run_clock clock;
 	enum lr_engine_kind engine;	/* the engine the first phase chose, kept for the rest */
 	const char *tx_engine;
 	unsigned int flows_total;
@@ -82,9 +94,26 @@ void lr_run_stream_opts(const struct lr_run *r, const struct lr_cfg_stream *st, 
  */
 int lr_run_rx_start(struct lr_run *r);
 void lr_run_rx_stop(struct lr_run *r);
+/* Asks the receiver started above for [rx], its clock @offset_ns from the sender's. 0 or an exit code. */
+int lr_run_rx_prepare(struct lr_run *r, int64_t offset_ns);
 /* Zero its counts; wait for the markers and collect. 0, or 1 after one line on stderr. */
 int lr_run_rx_reset(struct lr_run *r);
 int lr_run_rx_wait(struct lr_run *r, uint64_t timeout_ns, struct lr_rx_result *res, bool *complete);
+
+/*
+ * remote.c: connects to a [tx] or [rx] agent (@section names it in messages), with its token. 0
+ * or an exit code after one line.
+ */
+int lr_run_agent_connect(const char *section, const char *hostport, const char *token_file, struct lr_ctl **out);
+/*
+ * Before the first step: whether the two ends share a clock, else an estimate of each remote end's
+ * clock; @rx_offset_ns, the receiver's clock minus the sender's, goes to the receiver.
+ */
+int lr_run_clocks_before(struct lr_run *r, int64_t *rx_offset_ns);
+/* After the last step: every step's latency judged against the estimates before and after. */
+void lr_run_clocks_after(struct lr_run *r);
+/* One phase's sender on the [tx] agent: @o for @window_ns; into @s (NULL: a warm-up). 0 or an exit code. */
+int lr_run_remote_tx(struct lr_run *r, const struct lr_send_opts *o, uint64_t window_ns, struct lr_step *s);
 
 /* report.c: the table on stdout (stderr when a file is "-"), the JSON and CSV files. */
 void lr_run_print_table(const struct lr_run *r);

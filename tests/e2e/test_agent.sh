@@ -35,6 +35,10 @@
 #   - SIGTERM mid-test: the controller is told the agent is stopping and exits 1 within 5 s, the
 #     agent ends the test (no XDP program) and exits 0; an idle agent exits 0, its ready file removed
 #   - the agents enter their host's namespace themselves (--netns)
+#   - linerate run with [tx] agent and [rx] agent (this controller runs neither end): every step
+#     exact, one clock; with only [rx] agent (the sender here, in h1's namespace) and clock =
+#     estimate: exact, latency "estimated" with |offset_ns| within its bound; a [tx] agent without
+#     its token_file: one line, exit 2
 set -euo pipefail
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -289,6 +293,70 @@ lr_check "--clock estimate: |offset_ns| <= error_bound_ns (the truth is 0)" \
 	"$(jq -r '.peer.result.latency_ns | (if .offset_ns < 0 then -.offset_ns else .offset_ns end) <= .error_bound_ns' \
 		"$LR_TMP/clock.json")" == true
 lr_check "--clock estimate: error_bound_ns" "$(lr_jget "$LR_TMP/clock.json" .peer.result.latency_ns.error_bound_ns)" ">" 0
+
+# ---------------------------------------------------------------------------------------------
+# linerate run with its ends on agents: both remote (this controller runs neither), and only the
+# receiver remote (the sender runs here, in h1's namespace, which run enters).
+
+# run_cfg NAME TX_LINES RX_LINES [TEST_LINES]: a two-step sweep of COUNT/2-frame windows
+run_cfg()
+{
+	cat >"$LR_TMP/$1.ini" <<EOT
+[test]
+duration = 200ms
+warmup = 0
+repeat = 2
+${4:-}
+[tx]
+$2
+interface = ul0
+dst_ip = 198.19.0.2
+rate = 5k
+[rx]
+$3
+interface = ul0
+EOT
+}
+
+run_checks()
+{
+	local desc=$1 j=$LR_TMP/$2.json
+
+	lr_check "$desc: exit code" "$RC" == 0
+	lr_jvalid "$j"
+	lr_check "$desc: steps" "$(jq '.steps | length' "$j")" == 2
+	lr_check "$desc: every step passed" "$(jq '[.steps[] | select(.pass | not)] | length' "$j")" == 0
+	lr_check "$desc: rx.packets == tx.packets, > 0, in every step" \
+		"$(jq '[.steps[] | select(.rx.packets != .tx.packets or .rx.packets == 0)] | length' "$j")" == 0
+	lr_check "$desc: lost 0 and settled in every step" \
+		"$(jq '[.steps[] | select(.rx.lost != 0 or (.rx.tail_settled | not))] | length' "$j")" == 0
+}
+
+run_cfg both "agent = $A1_ADDR
+token_file = $TOKEN" "agent = $A2
+token_file = $TOKEN"
+ctl runboth run "$LR_TMP/both.ini" -q --json "$LR_TMP/both.json"
+lr_show_file "$LR_TMP/runboth.err"
+run_checks "run, both ends on agents" both
+lr_check "run, both ends on agents: one clock (one host)" \
+	"$(jq -r '[.steps[].latency_ns.clock] | unique | join(",")' "$LR_TMP/both.json")" == same_host
+lr_check_cmd "run, both ends: agent A1 ran the senders" grep -q "test tx on ul0" "$LR_TMP/a1.err"
+
+run_cfg rxonly "netns = $H1" "agent = $A2
+token_file = $TOKEN" "clock = estimate"
+ctl runrx run "$LR_TMP/rxonly.ini" -q --json "$LR_TMP/rxonly.json"
+lr_show_file "$LR_TMP/runrx.err"
+run_checks "run, the receiver on an agent" rxonly
+lr_check "run, clock = estimate: latency_ns.clock" \
+	"$(jq -r '[.steps[].latency_ns.clock] | unique | join(",")' "$LR_TMP/rxonly.json")" == estimated
+lr_check "run, clock = estimate: |offset_ns| <= error_bound_ns in every step (the truth is 0)" \
+	"$(jq '[.steps[].latency_ns | select((if .offset_ns < 0 then -.offset_ns else .offset_ns end) > .error_bound_ns)] | length' \
+		"$LR_TMP/rxonly.json")" == 0
+
+run_cfg badtx "agent = $A1_ADDR" "agent = $A2
+token_file = $TOKEN"
+ctl runbad run "$LR_TMP/badtx.ini" -q
+refused "run, a [tx] agent without its token" "$RC" 2 "$LR_TMP/runbad.err" "[tx] agent: "
 
 # ---------------------------------------------------------------------------------------------
 # Busy.

@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: MIT */
+/* run's ends on agents ([tx] agent, [rx] agent): connecting, their clocks, and a sender an agent runs. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "ctl/ctl.h"
+#include "run/run.h"
+#include "util/clock.h"
+#include "util/log.h"
+
+#define NS 1000000000ULL
+/* a remote sender's window may run this much past its duration before it counts as stuck */
+#define TX_SLACK_NS (10 * NS)
+#define TX_WAIT_MS 500
+
+int lr_run_agent_connect(const char *section, const char *hostport, const char *token_file, struct lr_ctl **out)
+{
+	struct lr_auth_key key;
+	char err[1024];
+	int ret;
+
+	if (token_file[0] && lr_auth_load(token_file, &key, err, sizeof(err)))
+		return lr_fail(LR_EXIT_USAGE, "run", "%s token_file: %s", section, err);
+	ret = lr_ctl_connect(hostport, token_file[0] ? &key : NULL, out, err, sizeof(err));
+	if (ret)
+		return lr_fail(ret > 0 ? ret : LR_EXIT_RUNTIME, "run", "%s agent: %s", section, err);
+	return 0;
+}
+
+/* The clock of an end as this process sees it: its own (same host), or an estimate over @c. */
+static int end_estimate(struct lr_ctl *c, struct lr_clock_est *e)
+{
+	char err[512];
+	int ret;
+
+	memset(e, 0, sizeof(*e));
+	if (!c)
+		return 0;	/* this process's clock: offset 0, exact */
+	ret = lr_ctl_clock_estimate(c, LR_CLOCK_EXCHANGES, e, err, sizeof(err));
+	if (ret)
+		fprintf(stderr, "linerate run: clock: no estimate of %s's clock (%s): latency will not be valid\n",
+			lr_ctl_name(c), err);
+	return ret;
+}
+
+int lr_run_clocks_before(struct lr_run *r, int64_t *rx_offset_ns)
+{
+	char boot[LR_BOOT_ID_LEN + 1] = "";
+	const char *rx_boot, *tx_boot;
+
+	*rx_offset_ns = 0;
+	r->clock.state = LR_RUN_CLOCK_SAME;
+	if (!r->rx.remote && !r->tx_ctl)
+		return 0;
+	lr_host_boot_id(boot);
+	rx_boot = r->rx.remote ? lr_ctl_host(r->rx.ctl)->boot_id : boot;
+	tx_boot = r->tx_ctl ? lr_ctl_host(r->tx_ctl)->boot_id : boot;
+	/* both ends on one host (equal boot_id): one clock, unless told to estimate anyway */
+	if (r->cfg->clock != LR_CLOCK_ESTIMATE && boot[0] && !strcmp(rx_boot, tx_boot))
+		return 0;
+	if (end_estimate(r->rx.remote ? r->rx.ctl : NULL, &r->clock.rx_before) ||
+	    end_estimate(r->tx_ctl, &r->clock.tx_before)) {
+		r->clock.state = LR_RUN_CLOCK_NONE;
+		return 0;
+	}
+	r->clock.state = LR_RUN_CLOCK_ESTIMATED;
+	/* the receiver's clock minus the sender's: each end's estimate is its clock minus this process's */
+	*rx_offset_ns = r->clock.rx_before.offset_ns - r->clock.tx_before.offset_ns;
+	if (!r->o->quiet)
+		fprintf(stderr, "linerate run: clock: the receiver's clock minus the sender's is %lld ns, within %llu ns\n",
+			(long long)*rx_offset_ns,
+			(unsigned long long)(r->clock.rx_before.bound_ns + r->clock.tx_before.bound_ns));
+	return 0;
+}
+
+/* The report of one end between its estimate before and now (a local end: all zero). */
+static int end_report(struct lr_ctl *c, const struct lr_clock_est *before, struct lr_clock_report *rep)
+{
+	struct lr_clock_est after;
+
+	memset(rep, 0, sizeof(*rep));
+	if (!c)
+		return 0;
+	if (end_estimate(c, &after))
+		return -1;
+	return lr_clock_report_make(before, &after, rep);
+}
+
+void lr_run_clocks_after(struct lr_run *r)
+{
+	struct lr_clock_report rx, tx, rep;
+	unsigned int i;
+	bool ok;
+
+	if (r->clock.state == LR_RUN_CLOCK_SAME)
+		return;
+	ok = r->clock.state == LR_RUN_CLOCK_ESTIMATED &&
+	     !end_report(r->rx.remote ? r->rx.ctl : NULL, &r->clock.rx_before, &rx) &&
+	     !end_report(r->tx_ctl, &r->clock.tx_before, &tx) && !lr_clock_report_between(&rx, &tx, &rep);
+	/* one estimate for the whole run: every step's latency is judged against the same bound */
+	for (i = 0; i < r->nsteps; i++)
+		lr_clock_apply(&r->steps[i].rx, ok ? &rep : NULL);
+}
+
+/* The engine and mode a remote sender names, as the static strings the report keeps. */
+static const char *intern(const char *s)
+{
+	static const char *const known[] = { "live", "afxdp", "packet", "prog_run", "zerocopy", "copy", "tpacket_v2",
+					     "mixed", NULL };
+	unsigned int i;
+
+	for (i = 0; known[i]; i++)
+		if (!strcmp(s, known[i]))
+			return known[i];
+	return "remote";
+}
+
+static const char *doc_string(struct json_object *doc, const char *key)
+{
+	struct json_object *v;
+
+	return json_object_object_get_ex(doc, key, &v) && json_object_is_type(v, json_type_string) ?
+		       json_object_get_string(v) : "";
+}
+
+int lr_run_remote_tx(struct lr_run *r, const struct lr_send_opts *o, uint64_t window_ns, struct lr_step *s)
+{
+	uint64_t deadline = lr_now_ns() + window_ns + TX_SLACK_NS;
+	struct json_object *doc = NULL, *v;
+	struct lr_ctl_ready rd;
+	char err[1024], *summary = NULL;
+	bool complete = false, stopped = false;
+	int ret;
+
+	ret = lr_ctl_prepare_tx(r->tx_ctl, o, NULL, &rd, err, sizeof(err));
+	if (!ret && !r->banner_done && !r->o->quiet)
+		fprintf(stderr, "linerate run: sender (%s) %s\n", lr_ctl_name(r->tx_ctl), rd.line);
+	if (!ret)
+		ret = lr_ctl_start(r->tx_ctl, err, sizeof(err));
+	while (!ret && !complete) {
+		/* a signal here ends the remote sender's data as it ends a local one's: markers still go */
+		if (lr_stop && !stopped) {
+			stopped = true;
+			ret = lr_ctl_stop(r->tx_ctl, err, sizeof(err));
+			continue;
+		}
+		if (lr_now_ns() > deadline) {
+			snprintf(err, sizeof(err), "the sender did not finish within %llu s of its window",
+				 (unsigned long long)(TX_SLACK_NS / NS));
+			ret = -1;
+			break;
+		}
+		ret = lr_ctl_wait_tx(r->tx_ctl, TX_WAIT_MS, &complete, &doc, &summary, err, sizeof(err));
+	}
+	free(summary);
+	if (ret) {
+		json_object_put(doc);
+		lr_err_line(ret > 0 ? "linerate run: [tx] " : "linerate run: [tx] agent: ", err);
+		return ret > 0 ? ret : LR_EXIT_RUNTIME;
+	}
+	if (!r->banner_done) {
+		r->tx_engine = intern(doc_string(doc, "engine"));
+		r->engine = !strcmp(r->tx_engine, "live")  ? LR_ENGINE_LIVE :
+			    !strcmp(r->tx_engine, "afxdp") ? LR_ENGINE_AFXDP :
+							     LR_ENGINE_PACKET;
+		r->banner_done = true;
+	}
+	if (s) {
+		ret = lr_tx_result_get(doc, &s->tx, err, sizeof(err));
+		if (ret) {
+			json_object_put(doc);
+			return lr_fail(LR_EXIT_RUNTIME, "run", "[tx] agent: its result: %s", err);
+		}
+		s->window_s = json_object_object_get_ex(doc, "duration_s", &v) ? json_object_get_double(v) : 0;
+		s->mode = intern(doc_string(doc, "mode"));
+		/* the sender's CPUs are the agent's: this host's split would say nothing of them */
+		s->ncpu = 0;
+	}
+	json_object_put(doc);
+	return 0;
+}
