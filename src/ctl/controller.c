@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -480,9 +481,26 @@ int lr_ctl_prepare_tx(struct lr_ctl *c, const struct lr_send_opts *o, const char
 	return prepare(c, lr_ctl_prepare_tx_msg(o, address), rd, err, errlen);
 }
 
-int lr_ctl_start(struct lr_ctl *c, char *err, size_t errlen)
+static const struct lr_jfield started_fields[] = {
+	{ "at_ns", LR_J_U64, offsetof(struct lr_ctl_started, at_ns) },
+	{ "late_ns", LR_J_U64, offsetof(struct lr_ctl_started, late_ns) },
+	{ NULL }
+};
+
+int lr_ctl_start(struct lr_ctl *c, uint64_t at_ns, struct lr_ctl_started *st, char *err, size_t errlen)
 {
-	return call(c, lr_msg_new("start"), "started", CALL_MS, NULL, err, errlen);
+	struct lr_ctl_started dummy;
+	struct json_object *m;
+	int ret;
+
+	/* the endpoint may wait up to LR_CTL_START_AHEAD_NS before it replies */
+	ret = call(c, lr_ctl_start_msg(at_ns), "started", CALL_MS + (int)(LR_CTL_START_AHEAD_NS / 1000000), &m, err,
+		   errlen);
+	if (ret)
+		return ret;
+	ret = reply_get(c, m, started_fields, st ? st : &dummy, err, errlen);
+	json_object_put(m);
+	return ret;
 }
 
 int lr_ctl_stop(struct lr_ctl *c, char *err, size_t errlen)

@@ -76,8 +76,18 @@ int lr_ctl_prepare_rx(struct lr_ctl *c, const struct lr_recv_opts *o, const char
 /* A sender as @o says, likewise; it sends nothing before lr_ctl_start(). */
 int lr_ctl_prepare_tx(struct lr_ctl *c, const struct lr_send_opts *o, const char *address,
 		      struct lr_ctl_ready *rd, char *err, size_t errlen);
-/* A sender starts now (a receiver counts from its prepare). */
-int lr_ctl_start(struct lr_ctl *c, char *err, size_t errlen);
+/* When a sender's workers were released, and how long after the time asked, on its stamping clock. */
+struct lr_ctl_started {
+	uint64_t at_ns;
+	uint64_t late_ns;
+};
+
+/*
+ * A sender starts at once (@at_ns 0) or at @at_ns on the endpoint's stamping clock, at most
+ * LR_CTL_START_AHEAD_NS ahead; @st (may be NULL) says when it did. A receiver counts from its
+ * prepare: give 0.
+ */
+int lr_ctl_start(struct lr_ctl *c, uint64_t at_ns, struct lr_ctl_started *st, char *err, size_t errlen);
 /* A sender stops its data and sends its end-of-test markers, as on SIGINT. */
 int lr_ctl_stop(struct lr_ctl *c, char *err, size_t errlen);
 /* Zero the receiver's counts, between two windows. */

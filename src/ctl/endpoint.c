@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
 #include "ctl/ctl.h"
@@ -380,17 +381,52 @@ static struct json_object *on_prepare_tx(struct endpoint *e, struct json_object 
 	return m;
 }
 
-static struct json_object *on_start(struct endpoint *e)
+/*
+ * Sleeps until @at on CLOCK_MONOTONIC (lr_now_ns()), the last stretch spun for a start within
+ * microseconds; a signal that stops the endpoint cuts it short.
+ */
+static void sleep_until(uint64_t at)
 {
+	const uint64_t spin = 200000;	/* the usual lateness of a timer's wake-up, with margin */
+	uint64_t now;
+
+	while ((now = lr_now_ns()) + spin < at && !lr_stop) {
+		struct timespec ts = { .tv_sec = (time_t)((at - spin) / 1000000000ULL),
+				       .tv_nsec = (long)((at - spin) % 1000000000ULL) };
+
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+	}
+	while (lr_now_ns() < at && !lr_stop)
+		;
+}
+
+/*
+ * start {at_ns}: a sender's workers released at once (0) or at @at_ns on the stamping clock (so a
+ * controller that knows this host's clock offset can start two senders together); a receiver has
+ * counted since its prepare. Reply started {at_ns, late_ns}: when the workers were released, on the
+ * stamping clock, and how long after the time asked.
+ */
+static struct json_object *on_start(struct endpoint *e, struct json_object *req)
+{
+	uint64_t at = 0, go, now, late = 0;
 	struct json_object *m = NULL;
 	struct capture cap;
-	char *text;
+	char *text, err[256];
 	int ret;
 
+	if (lr_ctl_start_parse(req, &at, err, sizeof(err)))
+		return lr_msg_error(LR_EXIT_USAGE, "%s", err);
 	if (e->role == ROLE_NONE)
 		return lr_msg_error(LR_EXIT_USAGE, "nothing prepared: prepare_rx or prepare_tx first");
 	if (e->started)
 		return lr_msg_error(LR_EXIT_USAGE, "started already");
+	now = lr_now_bpf_ns();
+	if (e->role == ROLE_RX && at)
+		return lr_msg_error(LR_EXIT_USAGE, "start.at_ns: a receiver counts from prepare_rx: give 0");
+	if (at > now + LR_CTL_START_AHEAD_NS)
+		return lr_msg_error(LR_EXIT_USAGE, "start.at_ns: %.3f s ahead of this host's clock: at most %.0f s",
+				    (double)(at - now) / 1e9, (double)LR_CTL_START_AHEAD_NS / 1e9);
+	go = now;
 	if (e->role == ROLE_TX) {
 		capture_begin(&cap, false);
 		ret = lr_tx_start(e->tx);
@@ -401,11 +437,23 @@ static struct json_object *on_start(struct endpoint *e)
 		if (m)
 			return m;
 		lr_tx_ready(e->tx, READY_NS);
-		lr_tx_go(e->tx, lr_now_ns());
-		elog(e, "%s: %s started", e->so->peer, e->what);
+		/* the stamping clock is CLOCK_MONOTONIC less this namespace's offset */
+		if (at)
+			sleep_until(at + (uint64_t)lr_timens_offset_ns());
+		now = lr_now_ns();
+		lr_tx_go(e->tx, now);
+		go = now - (uint64_t)lr_timens_offset_ns();
+		late = at && go > at ? go - at : 0;
+		if (at)
+			elog(e, "%s: %s started, %.1f us after the time asked", e->so->peer, e->what, (double)late / 1e3);
+		else
+			elog(e, "%s: %s started", e->so->peer, e->what);
 	}
 	e->started = true;
-	return lr_msg_new("started");
+	m = lr_msg_new("started");
+	json_object_object_add(m, "at_ns", json_object_new_uint64(go));
+	json_object_object_add(m, "late_ns", json_object_new_uint64(late));
+	return m;
 }
 
 /* The sender's end: its workers joined, its summary and document kept for wait and the log. */
@@ -650,7 +698,7 @@ static struct json_object *dispatch(struct endpoint *e, struct json_object *req,
 	if (!strcmp(type, "prepare_tx"))
 		return on_prepare_tx(e, req);
 	if (!strcmp(type, "start"))
-		return on_start(e);
+		return on_start(e, req);
 	if (!strcmp(type, "progress"))
 		return on_progress(e);
 	if (!strcmp(type, "wait"))

@@ -289,7 +289,7 @@ static void reverse_run(struct lr_peer *p)
 		fail(p, "cannot start the keepalive thread: %s", strerror(-ret));
 		return;
 	}
-	ret = lr_ctl_start(p->c, err, sizeof(err));
+	ret = lr_ctl_start(p->c, 0, NULL, err, sizeof(err));
 	if (ret) {
 		call_failed(p, ret, "to start", err);
 		return;

@@ -430,6 +430,24 @@ int lr_ctl_wait_parse(struct json_object *msg, unsigned int *timeout_ms, char *e
 	return lr_msg_get(msg, wait_fields, timeout_ms, err, errlen);
 }
 
+static const struct lr_jfield start_fields[] = {
+	{ "at_ns", LR_J_U64, 0 },
+	{ NULL }
+};
+
+struct json_object *lr_ctl_start_msg(uint64_t at_ns)
+{
+	struct json_object *m = lr_msg_new("start");
+
+	lr_jfield_put(m, start_fields, &at_ns);
+	return m;
+}
+
+int lr_ctl_start_parse(struct json_object *msg, uint64_t *at_ns, char *err, size_t errlen)
+{
+	return lr_msg_get(msg, start_fields, at_ns, err, errlen);
+}
+
 static const struct lr_jfield clock_fields[] = {
 	{ "t1", LR_J_U64, 0 },
 	{ NULL }

@@ -37,6 +37,13 @@ struct json_object *lr_ctl_hello_msg(const char *nonce);
 int lr_ctl_hello_parse(struct json_object *msg, struct lr_ctl_hello_req *h, char *err, size_t errlen);
 /* wait {timeout_ms}: at most LR_CTL_WAIT_MAX_MS. */
 int lr_ctl_wait_parse(struct json_object *msg, unsigned int *timeout_ms, char *err, size_t errlen);
+/*
+ * start {at_ns}: 0, at once; else a time on the endpoint's stamping clock, at most
+ * LR_CTL_START_AHEAD_NS ahead of it.
+ */
+#define LR_CTL_START_AHEAD_NS	1000000000ULL
+struct json_object *lr_ctl_start_msg(uint64_t at_ns);
+int lr_ctl_start_parse(struct json_object *msg, uint64_t *at_ns, char *err, size_t errlen);
 /* clock {t1}. */
 int lr_ctl_clock_parse(struct json_object *msg, uint64_t *t1, char *err, size_t errlen);
 /* auth {proof}: LR_AUTH_HEX hex digits. */

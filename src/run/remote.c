@@ -137,7 +137,7 @@ int lr_run_remote_tx(struct lr_run *r, const struct lr_send_opts *o, uint64_t wi
 	if (!ret && !r->banner_done && !r->o->quiet)
 		fprintf(stderr, "linerate run: sender (%s) %s\n", lr_ctl_name(r->tx_ctl), rd.line);
 	if (!ret)
-		ret = lr_ctl_start(r->tx_ctl, err, sizeof(err));
+		ret = lr_ctl_start(r->tx_ctl, 0, NULL, err, sizeof(err));
 	while (!ret && !complete) {
 		/* a signal here ends the remote sender's data as it ends a local one's: markers still go */
 		if (lr_stop && !stopped) {

@@ -24,6 +24,8 @@
 #   - the agent's policy: an interface outside its --allow refused (exit 2, one line naming it)
 #   - a wrong token, no token: refused (exit 2, one line), logged by the agent, nothing done
 #   - --clock estimate on one host: latency_ns.clock "estimated", |offset_ns| <= error_bound_ns
+#   - start at a given time (a relay of our own asks it): too far ahead refused (code 2); 300 ms
+#     ahead, the agent's sender starts then and not before, and says how late
 #   - busy: a second controller gets one line naming the running test (exit 1); the first passes
 #   - controller SIGKILLed mid-test, the agent receiving (XDP) and sending (live engine, its lrlive
 #     tap): within 2 s no XDP program and no tap in h2; the next test counts exactly
@@ -293,6 +295,42 @@ lr_check "--clock estimate: |offset_ns| <= error_bound_ns (the truth is 0)" \
 	"$(jq -r '.peer.result.latency_ns | (if .offset_ns < 0 then -.offset_ns else .offset_ns end) <= .error_bound_ns' \
 		"$LR_TMP/clock.json")" == true
 lr_check "--clock estimate: error_bound_ns" "$(lr_jget "$LR_TMP/clock.json" .peer.result.latency_ns.error_bound_ns)" ">" 0
+
+# ---------------------------------------------------------------------------------------------
+# start at a given time, asked by a relay that speaks the protocol itself (tests/e2e/
+# start_at_proxy.py): 5 s ahead refused; 300 ms ahead, the agent's sender starts then, not before.
+
+lr_spawn proxy timeout -k 5 60 ip netns exec "$CTL" python3 "$(dirname "${BASH_SOURCE[0]}")/start_at_proxy.py" \
+	7460 "$A2_ADDR" 7446 "$LR_TMP/proxy.ready" "$LR_TMP/proxy.json"
+PROXY_PID=$LR_LAST_PID
+if lr_wait_for_file "$LR_TMP/proxy.ready" 10 "$PROXY_PID"; then
+	ctl at send --netns "$H1" -i ul0 --dst-ip 198.19.0.2 --count "$COUNT" --rate 20k --peer 127.0.0.1:7460 \
+		--token-file "$TOKEN" --reverse --json "$LR_TMP/at.json"
+	lr_show_file "$LR_TMP/at.err"
+	lr_wait_pid "$PROXY_PID" 10 || true
+	lr_check "start at a time: exit code" "$RC" == 0
+	exact "start at a time (--reverse, through the relay)" "$LR_TMP/at.json" .peer.result "" 127.0.0.1:7460
+	P=$LR_TMP/proxy.json
+	lr_jvalid "$P"
+	lr_check "start at a time: the relay saw no error" "$(jq -r .error "$P")" == null
+	lr_check "start at a time: the relay replaced one start" "$(lr_jget "$P" .starts)" == 1
+	lr_check "start 5 s ahead: an error" "$(lr_jget "$P" .far.type)" == error
+	lr_check "start 5 s ahead: code 2" "$(lr_jget "$P" .far.code)" == 2
+	lr_check "start 5 s ahead: says why" \
+		"$(jq -r '.far.message | test("^start.at_ns: [45][.][0-9]{3} s ahead of this host.s clock: at most 1 s$")' "$P")" \
+		== true
+	lr_check "start 300 ms ahead: started" "$(lr_jget "$P" .reply.type)" == started
+	lr_check "start 300 ms ahead: not before the time asked" \
+		"$(jq -r '.reply.at_ns >= .asked_ns' "$P")" == true
+	lr_check "start 300 ms ahead: late_ns = at_ns - the time asked" \
+		"$(jq -r '.reply.late_ns == .reply.at_ns - .asked_ns' "$P")" == true
+	# a bound far above a timer's lateness (tens of microseconds), for a loaded or sanitized run
+	lr_check "start 300 ms ahead: late_ns" "$(lr_jget "$P" .reply.late_ns)" "<" 50000000
+	lr_check "start 300 ms ahead: the reply came after the wait" "$(lr_jget "$P" .elapsed_ns)" ">" 250000000
+	lr_check_cmd "start at a time: logged" grep -q "started, [0-9.]* us after the time asked" "$LR_TMP/a2.err"
+else
+	lr_fail "start at a time: the relay listens" "$(cat "$LR_TMP/proxy.err")"
+fi
 
 # ---------------------------------------------------------------------------------------------
 # linerate run with its ends on agents: both remote (this controller runs neither), and only the

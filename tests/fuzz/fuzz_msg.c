@@ -80,6 +80,7 @@ static void parse_all(struct json_object *m)
 	one_line(ret, err, sizeof(err));
 	CHECK(ret || ms <= LR_CTL_WAIT_MAX_MS);
 	one_line(lr_ctl_clock_parse(m, &t1, err, sizeof(err)), err, sizeof(err));
+	one_line(lr_ctl_start_parse(m, &t1, err, sizeof(err)), err, sizeof(err));
 	ret = lr_ctl_auth_parse(m, proof, err, sizeof(err));
 	one_line(ret, err, sizeof(err));
 	CHECK(ret || lr_auth_hex_ok(proof));

@@ -134,6 +134,8 @@ static int parse(struct json_object *m)
 		ret = lr_ctl_wait_parse(m, &ms, err, sizeof(err));
 	else if (!strcmp(type, "clock"))
 		ret = lr_ctl_clock_parse(m, &t1, err, sizeof(err));
+	else if (!strcmp(type, "start"))
+		ret = lr_ctl_start_parse(m, &t1, err, sizeof(err));
 	else if (!strcmp(type, "auth"))
 		ret = lr_ctl_auth_parse(m, proof, err, sizeof(err));
 	else
@@ -291,6 +293,11 @@ static void test_small_requests(void **state)
 		{ "t1", "-5", "negative" },
 		{ "t1", "1e3", "expected an unsigned integer" },
 	};
+	static const struct bad start_bad[] = {
+		{ "at_ns", "-1", "negative" },
+		{ "at_ns", "null", "expected an unsigned integer" },
+		{ "extra", "0", "unknown key" },
+	};
 	static const struct bad auth_bad[] = {
 		{ "proof", "\"abc\"", "not 64 lower-case hex digits" },
 		{ "proof", "\"" "00112233445566778899AABBCCDDEEFF00112233445566778899aabbccddeeff" "\"", "hex digits" },
@@ -301,7 +308,7 @@ static void test_small_requests(void **state)
 		{ "version", "\"1.0\"", "expected an object" },
 		{ "version", "{\"release\":\"1\"}", "version.revision: missing" },
 	};
-	struct json_object *m;
+	struct json_object *m, *c;
 	unsigned int ms;
 	uint64_t t1;
 
@@ -320,6 +327,16 @@ static void test_small_requests(void **state)
 	assert_true(t1 == UINT64_MAX);
 	each_missing(m);
 	each_bad(m, clock_bad, sizeof(clock_bad) / sizeof(clock_bad[0]));
+	json_object_put(m);
+
+	c = lr_ctl_start_msg(5000000000ULL);
+	m = json_tokener_parse(json_object_to_json_string(c));
+	json_object_put(c);
+	assert_non_null(m);
+	assert_int_equal(lr_ctl_start_parse(m, &t1, err, sizeof(err)), 0);
+	assert_true(t1 == 5000000000ULL);
+	each_missing(m);
+	each_bad(m, start_bad, sizeof(start_bad) / sizeof(start_bad[0]));
 	json_object_put(m);
 
 	m = lr_msg_new("auth");
