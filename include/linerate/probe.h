@@ -115,37 +115,90 @@ LR_INLINE void lr_put16(__u8 *p, __u16 v)
 }
 
 /*
+ * Unaligned big-endian 64-bit access. In BPF a direct doubleword access:
+ * the verifier allows packet accesses at any offset where the CPU does
+ * (x86-64, arm64: CONFIG_HAVE_EFFICIENT_UNALIGNED_ACCESS), and clang keeps
+ * the one load or store a memcpy would split into eight on this target.
+ * In user space a memcpy, one instruction on those CPUs. bswap is one BPF
+ * instruction (BPF_END).
+ */
+LR_INLINE void lr_store_be64(__u8 *p, __u64 v)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	v = __builtin_bswap64(v);
+#endif
+#ifdef __bpf__
+	*(__u64 *)p = v;
+#else
+	__builtin_memcpy(p, &v, 8);
+#endif
+}
+
+LR_INLINE __u64 lr_load_be64(const __u8 *p)
+{
+	__u64 v;
+
+#ifdef __bpf__
+	v = *(const __u64 *)p;
+#else
+	__builtin_memcpy(&v, p, 8);
+#endif
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	v = __builtin_bswap64(v);
+#endif
+	return v;
+}
+
+LR_INLINE void lr_store_be16(__u8 *p, __u16 v)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	v = __builtin_bswap16(v);
+#endif
+#ifdef __bpf__
+	*(__u16 *)p = v;
+#else
+	__builtin_memcpy(p, &v, 2);
+#endif
+}
+
+/*
+ * The ones'-complement sum of the four 16-bit words of @v, not folded (at
+ * most 4 * 0xffff): pairs of words added in two 32-bit lanes, then the lanes.
+ */
+LR_INLINE __u64 lr_csum_words64(__u64 v)
+{
+	v = (v & 0x0000ffff0000ffffULL) + ((v >> 16) & 0x0000ffff0000ffffULL);
+	return (v & 0xffffffffULL) + (v >> 32);
+}
+
+/*
  * Writes the UDP source port, the probe and the UDP checksum at @udp, from
  * @csum_base: the checksum sum of the frame with source port and probe
  * zeroed, folded to 17 bits. Incremental, so the payload is never re-read;
- * shared by the user-space engines and the live-frames BPF program.
+ * shared by the user-space engines and the live-frames BPF program, where
+ * it runs for every frame: three wide stores for the probe (8 + 2 + 8
+ * bytes) and the sum taken from the values, not from the bytes written.
  */
 LR_INLINE void lr_probe_stamp(__u8 *udp, __u32 csum_base, __u16 sport, __u16 magic, __u16 flow, __u64 seq,
 			      __u64 tail)
 {
 	__u8 *p = udp + 8;
-	__u32 sum = csum_base + sport;
-	__u16 w[9], c;
-	int i;
+	__u64 sum, head;
+	__u16 c;
 
-	w[0] = magic;
-	w[1] = flow;
-	w[2] = (__u16)(seq >> 32);
-	w[3] = (__u16)(seq >> 16);
-	w[4] = (__u16)seq;
-	w[5] = (__u16)(tail >> 48);
-	w[6] = (__u16)(tail >> 32);
-	w[7] = (__u16)(tail >> 16);
-	w[8] = (__u16)tail;
-	for (i = 0; i < 9; i++) {
-		sum += w[i];
-		lr_put16(p + 2 * i, w[i]);
-	}
-	lr_put16(udp, sport);
+	seq &= LR_SEQ_MASK;
+	/* magic, flow and the sequence's high 32 bits; then its low 16; then the tail */
+	head = ((__u64)magic << 48) | ((__u64)flow << 32) | (seq >> 16);
+	lr_store_be64(p, head);
+	lr_store_be16(p + 8, (__u16)seq);
+	lr_store_be64(p + 10, tail);
+	lr_store_be16(udp, sport);
+	/* under 2^21: a 17-bit base and eleven 16-bit words */
+	sum = (__u64)csum_base + sport + lr_csum_words64(head) + (seq & 0xffff) + lr_csum_words64(tail);
 	sum = (sum & 0xffff) + (sum >> 16);
 	sum = (sum & 0xffff) + (sum >> 16);
 	c = (__u16)~sum;
-	lr_put16(udp + 6, c ? c : 0xffff);	/* 0 would mean "no checksum" */
+	lr_store_be16(udp + 6, c ? c : 0xffff);	/* 0 would mean "no checksum" */
 }
 
 /* Ethernet, at most one 802.1Q/802.1ad tag, IPv4 (any IHL, unfragmented) or IPv6 (no extension headers), UDP. */
@@ -217,6 +270,7 @@ LR_INLINE int lr_parse(const void *data, const void *end, __u16 dport, struct lr
 	const __u8 *p = (const __u8 *)data;
 	const __u8 *l3, *l4;
 	const struct lr_probe *pr;
+	__u64 head;
 	__u16 magic;
 	int v6;
 
@@ -228,13 +282,14 @@ LR_INLINE int lr_parse(const void *data, const void *end, __u16 dport, struct lr
 	if (lr_be16(l4 + 2) != dport)
 		return LR_PKT_FOREIGN;
 	pr = (const struct lr_probe *)(l4 + 8);
-	magic = lr_be16(pr->magic);
+	/* three loads: magic, flow and the sequence's high 32 bits; its low 16; the tail */
+	head = lr_load_be64(pr->magic);
+	magic = (__u16)(head >> 48);
 	if (magic != LR_MAGIC_DATA && magic != LR_MAGIC_EOT)
 		return LR_PKT_FOREIGN;
-	out->flow = lr_be16(pr->flow);
-	out->seq = ((__u64)lr_be16(pr->seq) << 32) | ((__u64)lr_be16(pr->seq + 2) << 16) | lr_be16(pr->seq + 4);
-	out->tail = ((__u64)lr_be16(pr->tail) << 48) | ((__u64)lr_be16(pr->tail + 2) << 32) |
-		    ((__u64)lr_be16(pr->tail + 4) << 16) | lr_be16(pr->tail + 6);
+	out->flow = (__u16)(head >> 32);
+	out->seq = ((head & 0xffffffffULL) << 16) | lr_be16(pr->seq + 4);
+	out->tail = lr_load_be64(pr->tail);
 	out->len = (__u32)((const __u8 *)end - p);
 	out->probe_off = (__u32)((const __u8 *)pr - p);
 	return magic == LR_MAGIC_DATA ? LR_PKT_DATA : LR_PKT_EOT;
