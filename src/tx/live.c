@@ -216,7 +216,7 @@ static void live_close(struct lr_worker *w)
 }
 
 /* Opens, configures and loads a copy of the program for @w, able to sample or not. 0 or -errno with w->errmsg. */
-static int prog_load(struct lr_worker *w, const struct live_priv *x, bool sampling, struct live **out)
+static int prog_load(struct lr_worker *w, bool sampling, struct live **out)
 {
 	const struct lr_tmpl *t = w->tmpl;
 	unsigned int words = t->len / 8 < LR_LIVE_HEAD_WORDS ? t->len / 8 : LR_LIVE_HEAD_WORDS;
@@ -235,7 +235,6 @@ static int prog_load(struct lr_worker *w, const struct live_priv *x, bool sampli
 	skel->rodata->cfg_src_port = t->src_port;
 	memcpy((void *)skel->rodata->cfg_head, t->data, (size_t)words * 8);
 	skel->rodata->cfg_head_words = words;
-	skel->rodata->cfg_hold_ifindex = (__u32)x->hold_ifindex;
 	/* whole frames, as the other engines sample them */
 	skel->rodata->cfg_sample = sampling;
 	skel->rodata->cfg_snaplen = t->len < LR_LIVE_SNAP_MAX ? t->len : LR_LIVE_SNAP_MAX;
@@ -282,7 +281,7 @@ static int live_open(struct lr_worker *w)
 	 * run, whose options do not, gets a sampling program from live_arm().
 	 */
 	x->sampling = w->opts->pcap[0] || w->sampler;
-	ret = prog_load(w, x, x->sampling, &x->skel);
+	ret = prog_load(w, x->sampling, &x->skel);
 	if (ret)
 		goto fail;
 	x->prog_fd = bpf_program__fd(x->skel->progs.xdp_live);
@@ -321,7 +320,7 @@ static int prog_swap_sampling(struct lr_worker *w, struct live_priv *x)
 	struct live *skel;
 	int ret;
 
-	ret = prog_load(w, x, true, &skel);
+	ret = prog_load(w, true, &skel);
 	if (ret)
 		return ret;
 	if (x->link_fd >= 0 && bpf_link_update(x->link_fd, bpf_program__fd(skel->progs.xdp_live), NULL)) {
