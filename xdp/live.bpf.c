@@ -138,8 +138,13 @@ int xdp_live(struct xdp_md *ctx)
 		sq = *seq;
 		tail = (__u64)s->flows_total << 48;
 	} else {
+		/*
+		 * --latency-every: a timestamp in the frames whose sequence is
+		 * a multiple of the power of two stamp_mask + 1, 0 ("none") in
+		 * the others; every frame keeps its flow and sequence.
+		 */
 		sq = (*seq)++;
-		tail = bpf_ktime_get_ns();
+		tail = sq & s->stamp_mask ? 0 : bpf_ktime_get_ns();
 	}
 
 	lr_probe_stamp(udp, cfg_csum_base, (__u16)(cfg_src_port + flow), s->eot ? LR_MAGIC_EOT : LR_MAGIC_DATA,
@@ -147,7 +152,7 @@ int xdp_live(struct xdp_md *ctx)
 	s->sent++;
 	/* stamped and counted first: sampling never changes what is sent or counted; markers are not sampled */
 	if (cfg_sample && !s->eot && sample_due(s))
-		sample(s, ctx, tail);
+		sample(s, ctx, tail ? tail : bpf_ktime_get_ns());
 	return bpf_redirect(cfg_ifindex, 0);
 }
 

@@ -80,6 +80,17 @@ LR_INLINE __s64 lr_flow_lost(const struct lr_flow_state *st)
 }
 
 /*
+ * --latency-every N: senders put a timestamp in the frames whose sequence
+ * is a multiple of N (a power of two), 0 in the others; receivers take a
+ * latency sample from every frame with a timestamp. By default N is
+ * LR_LAT_EVERY_MAXRATE at --rate max, else the largest power of two that
+ * leaves at least LR_LAT_SAMPLES_MIN stamped frames a second, up to that.
+ */
+#define LR_LAT_EVERY_MAX	65536
+#define LR_LAT_EVERY_MAXRATE	64
+#define LR_LAT_SAMPLES_MIN	16384
+
+/*
  * Latency histogram: values below 16 ns get a bucket each; above, each power
  * of two is split in 16 linear sub-buckets (relative error under 6.25 %).
  */

@@ -276,7 +276,7 @@ static int set_value(const struct val *v, void *f, const char *arg)
 	case LR_T_NETNS:
 		return set_netns(v, f, arg);
 	case LR_T_COUNT:
-		if (lr_parse_count(arg, k->min, k->max, &x))
+		if (lr_parse_count(arg, k->min, k->max, &x) || (k->pow2 && (x & (x - 1))))
 			return bad(v, arg);
 		store_uint(f, v->b->size, x);
 		return 0;

@@ -41,6 +41,7 @@ struct lr_kind {
 	const struct lr_opt_choice *choices;	/* CHOICE: ended by an entry without a name */
 	unsigned int items;	/* IDLIST: at most this many numbers */
 	bool unique;	/* IDLIST: no number twice */
+	bool pow2;	/* COUNT: a power of two only */
 };
 
 /* Sections of a `linerate run` file, as bits of struct lr_opt.secs. */
@@ -78,7 +79,7 @@ enum lr_opt_id {
 	LR_O_DST_IP, LR_O_SRC_IP, LR_O_DST_MAC, LR_O_SRC_MAC, LR_O_SRC_PORT, LR_O_DST_PORT, LR_O_SIZE, LR_O_FLOWS,
 	LR_O_RATE, LR_O_COUNT, LR_O_TX_DURATION, LR_O_QUEUES, LR_O_CPUS, LR_O_TX_ENGINE, LR_O_XSK_MODE, LR_O_BATCH,
 	LR_O_JSON, LR_O_QUIET, LR_O_VERBOSE, LR_O_ALLOW_PHYSICAL, LR_O_TX_PCAP, LR_O_PCAP_COUNT, LR_O_TX_PCAP_EVERY,
-	LR_O_PCAP_MAX_BYTES, LR_O_REPLAY, LR_O_REPLAY_TIMING, LR_O_LOOPS, LR_O_STAMP,
+	LR_O_PCAP_MAX_BYTES, LR_O_REPLAY, LR_O_REPLAY_TIMING, LR_O_LOOPS, LR_O_STAMP, LR_O_LATENCY_EVERY,
 	/* recv and [rx] */
 	LR_O_RX_DURATION, LR_O_ONCE, LR_O_PASS, LR_O_RX_ENGINE, LR_O_XDP_MODE, LR_O_WORKERS, LR_O_READY_FILE,
 	LR_O_RX_PCAP, LR_O_RX_PCAP_EVERY, LR_O_PCAP_FOREIGN, LR_O_SNAPLEN,

@@ -48,6 +48,7 @@ struct lr_send_opts {
 	uint16_t src_port, dst_port;
 	bool src_port_set;	/* else the default base, lowered when the flows need room */
 	unsigned int batch;
+	uint32_t latency_every;	/* timestamp one frame in N per flow (a power of two); 0 = by the rate */
 	unsigned int eot_repeat;
 	bool allow_physical;
 	/* samples of the frames sent, to pcap */

@@ -43,6 +43,11 @@ static const struct lr_kind k_every = {
 static const struct lr_kind k_loops = {
 	.type = LR_T_COUNT, .min = 0, .max = UINT32_MAX, .what = "a loop count", .hint = "0 = until --duration",
 };
+/* a power of two: the sender picks the frames with a mask of the sequence, a modulo per frame would cost more */
+static const struct lr_kind k_lat_every = {
+	.type = LR_T_COUNT, .min = 1, .max = LR_LAT_EVERY_MAX, .pow2 = true, .what = "a latency interval",
+	.hint = "a power of two: 1 = every frame, 64", .unit = "frames",
+};
 static const struct lr_kind k_batch = { .type = LR_T_COUNT, .min = 1, .max = 512, .what = "a batch size" };
 static const struct lr_kind k_threads = { .type = LR_T_COUNT, .min = 1, .max = 64, .what = "a thread count" };
 static const struct lr_kind k_snaplen = {
@@ -198,6 +203,10 @@ const struct lr_opt lr_opts[LR_O_COUNT_ALL] = {
 			    .help = "AF_XDP bind mode" },
 	[LR_O_BATCH] = { CLI("batch", 0, "N"), INI("batch", TX), .kind = &k_batch, .def = "64",
 			 .help = "frames per ring round" },
+	[LR_O_LATENCY_EVERY] = { CLI("latency-every", 0, "N"), INI("latency_every", TX), .kind = &k_lat_every,
+				 .help = "a timestamp in one frame in N of each flow (sequence a multiple of N) for "
+					 "latency; the others carry none. Every frame keeps its flow and sequence",
+				 .def_text = "64 at --rate max, else N for at least 16384 stamped frames a second" },
 	[LR_O_JSON] = { CLI("json", 'j', "FILE"), .kind = &k_path,
 			.help = "write the summary as JSON to FILE (- for stdout)" },
 	[LR_O_QUIET] = { CLI("quiet", 'q', NULL), .kind = &k_flag, .help = "no live lines, the summary only" },

@@ -45,6 +45,7 @@ static const struct lr_bind send_binds[] = {
 	BIND(LR_O_TX_ENGINE, engine),
 	BIND(LR_O_XSK_MODE, xsk_mode),
 	BIND(LR_O_BATCH, batch),
+	BIND(LR_O_LATENCY_EVERY, latency_every),
 	BIND(LR_O_NETNS, netns),
 	BIND(LR_O_JSON, json),
 	BIND(LR_O_QUIET, quiet),

@@ -60,6 +60,7 @@ static const struct optkey tx_keys[] = {
 	{ "src_port", LR_O_SRC_PORT, true },
 	{ "dst_port", LR_O_DST_PORT },
 	{ "batch", LR_O_BATCH },
+	{ "latency_every", LR_O_LATENCY_EVERY, true },
 	{ NULL }
 };
 

@@ -79,6 +79,7 @@ static const struct key_bind binds[] = {
 	CFG(LR_SEC_TX, LR_O_TX_ENGINE, tx_engine),
 	CFG(LR_SEC_TX, LR_O_XSK_MODE, xsk_mode),
 	CFG(LR_SEC_TX, LR_O_BATCH, batch),
+	CFG(LR_SEC_TX, LR_O_LATENCY_EVERY, latency_every),
 	CFG(LR_SEC_TX, LR_O_DST_PORT, dst_port),
 	LIST(LR_SEC_TX, LR_O_SIZE, sizes, nsizes),
 	LIST(LR_SEC_TX, LR_O_RATE, rates, nrates),

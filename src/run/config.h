@@ -58,6 +58,7 @@ struct lr_cfg {
 	enum lr_engine_kind tx_engine;
 	enum lr_xsk_mode xsk_mode;
 	unsigned int batch;
+	uint32_t latency_every;	/* 0: by the rate */
 	uint16_t dst_port;
 	unsigned int nsizes;
 	unsigned int sizes[LR_CFG_MAX_SIZES];

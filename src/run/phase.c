@@ -56,6 +56,7 @@ void lr_run_stream_opts(const struct lr_run *r, const struct lr_cfg_stream *st, 
 	o->src_port = st->src_port;
 	o->dst_port = cfg->dst_port;
 	o->batch = cfg->batch ? cfg->batch : 64;
+	o->latency_every = cfg->latency_every;
 	o->quiet = true;
 	o->silent = r->banner_done || r->o->quiet;
 	o->verbose = r->o->verbose;
@@ -118,6 +119,9 @@ static int tx_sum(const struct lr_run *r, struct lr_tx *const *tx, const struct 
 		t->queued += one->queued;
 		t->completed += one->completed;
 		t->eot += one->eot;
+		/* streams at different rates may stamp differently by default: the sparsest */
+		if (one->latency_every > t->latency_every)
+			t->latency_every = one->latency_every;
 		bytes += one->completed * (opts[i].size - LR_FCS_LEN);
 		for (k = 0; k < one->nqueues && t->nqueues < LR_TX_MAX_QUEUES; k++)
 			t->queues[t->nqueues++] = one->queues[k];

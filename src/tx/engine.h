@@ -101,6 +101,7 @@ struct lr_worker {
 	bool ready;	/* pinned and waiting for *go */
 	bool done;
 	uint64_t stamp_ns;	/* tx timestamp for the batch being queued */
+	uint64_t stamp_mask;	/* --latency-every N, less 1: a timestamp in frames with seq & mask == 0 */
 	const volatile uint64_t *deadline_ns;	/* shared; 0 = none */
 	const volatile int *go;	/* shared start flag */
 	struct lr_data_end *data_end;	/* shared; NULL: no barrier */
@@ -167,7 +168,7 @@ static inline unsigned int lr_worker_replay(struct lr_worker *w, uint8_t *pkt)
 	/* a replayed frame is copied whole: frames differ, so no slot keeps a template */
 	__builtin_memcpy(pkt, f->data, f->len);
 	if (r->stamp && lr_frame_stamp_udp(pkt, f->len, r->dport, LR_MAGIC_DATA, (uint16_t)flow, w->flow_seq[k],
-					   w->stamp_ns))
+					   w->flow_seq[k] & w->stamp_mask ? 0 : w->stamp_ns))
 		w->flow_seq[k]++;
 	return f->len;
 }
@@ -178,13 +179,17 @@ static inline unsigned int lr_worker_fill(struct lr_worker *w, uint8_t *pkt)
 	unsigned int k = w->flow_cur, len = w->tmpl->len;
 	unsigned int flow = w->flow_first + k * w->flow_stride;
 
-	if (w->replay)
+	if (w->replay) {
 		len = lr_worker_replay(w, pkt);
-	else if (!w->eot_phase)
-		lr_frame_stamp(w->tmpl, pkt, LR_MAGIC_DATA, (uint16_t)flow, w->flow_seq[k]++, w->stamp_ns);
-	else
+	} else if (!w->eot_phase) {
+		uint64_t seq = w->flow_seq[k]++;
+
+		/* --latency-every: a timestamp in one frame in N of the flow, none (0) in the others */
+		lr_frame_stamp(w->tmpl, pkt, LR_MAGIC_DATA, (uint16_t)flow, seq, seq & w->stamp_mask ? 0 : w->stamp_ns);
+	} else {
 		lr_frame_stamp(w->tmpl, pkt, LR_MAGIC_EOT, (uint16_t)flow, w->flow_seq[k],
 			       (uint64_t)w->flows_total << 48);
+	}
 	if (++w->flow_cur == w->nflows)
 		w->flow_cur = 0;
 	if (w->sampler && !w->eot_phase) {

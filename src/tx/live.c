@@ -184,6 +184,7 @@ static void set_state(struct lr_worker *w, struct live_priv *x, bool eot)
 	st->cur = 0;
 	st->flows_total = w->flows_total;
 	st->eot = eot;
+	st->stamp_mask = w->stamp_mask;
 	x->eot = eot;
 }
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Dual token-bucket pacing in integer nanopackets, so no rate drifts from rounding. */
 #include "tx/rate.h"
+#include "linerate/flow.h"
 
 #define NS 1000000000ULL
 
@@ -193,4 +194,17 @@ uint64_t lr_run_fit(uint64_t budget, uint64_t left_ns, uint64_t ns_per_frame)
 		return budget;
 	fit = left_ns / ns_per_frame + 1;
 	return fit < budget ? fit : budget;
+}
+
+uint32_t lr_latency_every(uint32_t given, uint64_t pps)
+{
+	uint32_t n = 1;
+
+	if (given)
+		return given;
+	if (!pps)
+		return LR_LAT_EVERY_MAXRATE;
+	while (n < LR_LAT_EVERY_MAXRATE && pps / (2ULL * n) >= LR_LAT_SAMPLES_MIN)
+		n *= 2;
+	return n;
 }

@@ -36,6 +36,9 @@ struct lr_pacer {
 	uint64_t min_burst, max_burst, call_ns;
 };
 
+/* --latency-every: @given when set (non-zero), else the default for @pps (0: unpaced; see linerate/flow.h). */
+uint32_t lr_latency_every(uint32_t given, uint64_t pps);
+
 void lr_pacer_init(struct lr_pacer *p, uint64_t pps, uint64_t burst, uint64_t now_ns);
 /*
  * For an engine whose every call has a set-up cost (the live engine): from

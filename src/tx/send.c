@@ -47,6 +47,7 @@ struct lr_tx {
 	char mac_how[64];
 	unsigned int flow_base, flows_total;
 	unsigned int frame_bytes;	/* per frame incl. FCS, for bit rates (a replay's mean) */
+	uint32_t latency_every;	/* --latency-every, or its default for the rate */
 	struct lr_pcap_frames replay_frames;
 	struct lr_replay replay;
 };
@@ -291,6 +292,7 @@ static int open_engine(struct lr_tx *c)
 		 */
 		cands = &all[1], n = 2;
 
+	c->latency_every = lr_latency_every(o->latency_every, pps);
 	c->ws = calloc(o->nworkers, sizeof(*c->ws));
 	if (!c->ws)
 		return lr_fail(LR_EXIT_RUNTIME, "send", "out of memory");
@@ -311,6 +313,7 @@ static int open_engine(struct lr_tx *c)
 		w->pps = pps ? pps / o->nworkers + (i < pps % o->nworkers) : 0;
 		if (pps && !w->pps)
 			w->pps = 1;
+		w->stamp_mask = c->latency_every - 1;
 		w->rt_offset = lr_realtime_offset();
 		if (o->replay[0]) {
 			/* one worker (the CLI insists): the whole capture, loops times */
@@ -579,6 +582,7 @@ void lr_tx_collect(struct lr_tx *c, struct lr_tx_result *r, double *secs)
 		lr_dev_counters_delta(&d, &c->dev0, &now);
 		r->device = (struct lr_dev_result){ d.tx_packets, d.tx_dropped, d.drv_drops };
 	}
+	r->latency_every = c->latency_every;
 	r->nqueues = o->nworkers;
 	for (i = 0; i < o->nworkers; i++) {
 		const struct lr_worker *w = &c->ws[i];
@@ -615,6 +619,11 @@ static void print_summary(const struct lr_tx *c, const struct lr_tx_result *r, d
 		(unsigned long long)(r->queued - r->completed));
 	fprintf(stderr, "  rate      %s pps, %.3f Gbit/s L2, %.3f Gbit/s L1\n", lr_fmt_si(r->pps, b1, sizeof(b1)),
 		r->pps * c->frame_bytes * 8 / 1e9, r->pps * (c->frame_bytes + 20) * 8 / 1e9);
+	if (r->latency_every == 1)
+		fprintf(stderr, "  latency   a timestamp in every data frame\n");
+	else
+		fprintf(stderr, "  latency   a timestamp in one data frame in %llu of each flow (--latency-every)\n",
+			(unsigned long long)r->latency_every);
 	for (i = 0; i < r->nqueues && r->nqueues > 1; i++) {
 		const struct lr_tx_queue_result *q = &r->queues[i];
 

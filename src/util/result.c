@@ -83,6 +83,7 @@ static const struct lr_jfield tx_fields[] = {
 	F_BPS("bps_l1", tx_bps, FCS_LEN + L1_EXTRA),
 	F("device_tx_dropped", LR_J_U64, struct lr_tx_result, device_dropped),
 	F("eot_markers", LR_J_U64, struct lr_tx_result, eot),
+	F("latency_every", LR_J_U64, struct lr_tx_result, latency_every),
 	{ "per_queue", LR_J_ARRAY, offsetof(struct lr_tx_result, queues), offsetof(struct lr_tx_result, nqueues),
 	  sizeof(struct lr_tx_queue_result), .max = LR_TX_MAX_QUEUES, .sub = tx_queue_fields },
 	F_OBJ("device", struct lr_tx_result, device, tx_device_fields),

@@ -37,6 +37,7 @@ struct lr_tx_result {
 	double pps;
 	uint64_t device_dropped;	/* the interface's tx_dropped over the data phase ("device_tx_dropped") */
 	uint64_t eot;	/* end-of-test markers sent ("eot_markers") */
+	uint64_t latency_every;	/* a timestamp in one data frame in this many per flow */
 	struct lr_dev_result device;	/* the interface's counters over the whole test, markers included */
 	unsigned int nqueues;
 	struct lr_tx_queue_result queues[LR_TX_MAX_QUEUES];

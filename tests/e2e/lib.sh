@@ -355,6 +355,15 @@ lr_check_exact()
 	lr_check "latency_ns.min <= p50 <= max" \
 		"$(jq -r '(.latency_ns.min <= .latency_ns.p50 and .latency_ns.p50 <= .latency_ns.max)' "$r" 2>/dev/null)" \
 		== true
+	# --latency-every N: the frames of each flow whose sequence is a multiple of N carry a timestamp
+	local every
+	every=$(lr_jget "$s" .tx.latency_every)
+	if lr_is_num "$every" && ((every > 0 && count % flows == 0)); then
+		lr_check "latency_ns.count == flows x ceil(frames per flow / tx.latency_every $every)" \
+			"$(lr_jget "$r" .latency_ns.count)" == $((flows * ((count / flows + every - 1) / every)))
+	else
+		lr_check "tx.latency_every is a positive number" "$every" ">" 0
+	fi
 	lr_check "receiving veth rx_packets delta >= rx.packets" "$RX_DELTA" ">=" "$rxp"
 	# Known foreign traffic: 3 UDP datagrams to port 9 (+ a few ARP frames) while recv was attached.
 	lr_check "foreign UDP datagrams that reached the receiving stack through XDP (Udp NoPorts)" \

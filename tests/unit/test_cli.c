@@ -290,6 +290,13 @@ static const struct bad_case send_bad[] = {
 	{ "pcap cap below 1k", { SEND_OK, "--pcap", "x.pcap", "--pcap-max-bytes", "1000", NULL },
 	  "--pcap-max-bytes: '1000' is not a file size (64k, 10M; at least 1024 bytes)", NULL },
 	{ "count 0", { SEND_OK, "--count", "0", NULL }, "--count: '0' is not a positive frame count", NULL },
+	{ "latency-every not a power of two", { SEND_OK, "--latency-every", "100", NULL },
+	  "--latency-every: '100' is not a latency interval (a power of two: 1 = every frame, 64; 1..65536 frames)",
+	  NULL },
+	{ "latency-every above the cap", { SEND_OK, "--latency-every", "131072", NULL },
+	  "--latency-every: '131072' is not a latency interval", NULL },
+	{ "latency-every 0", { SEND_OK, "--latency-every", "0", NULL }, "--latency-every: '0' is not a latency interval",
+	  NULL },
 	{ "empty json", { SEND_OK, "--json", "", NULL }, "--json: '' is empty or too long", NULL },
 	{ "loops without replay", { SEND_OK, "--loops", "2", NULL }, "--loops needs --replay FILE", NULL },
 };

@@ -483,6 +483,31 @@ static void test_pacer_costly_shrinks_back(void **state)
 	assert_int_equal(p.burst, 4096);
 }
 
+/* --latency-every: as given, else 64 unpaced, else the largest power of two leaving >= 16384 stamps a second */
+static void test_latency_every(void **state)
+{
+	(void)state;
+	assert_int_equal(lr_latency_every(0, 0), 64);
+	assert_int_equal(lr_latency_every(1, 0), 1);
+	assert_int_equal(lr_latency_every(4096, 1000), 4096);
+	assert_int_equal(lr_latency_every(0, 1), 1);
+	assert_int_equal(lr_latency_every(0, 32767), 1);
+	assert_int_equal(lr_latency_every(0, 32768), 2);
+	assert_int_equal(lr_latency_every(0, 50000), 2);
+	assert_int_equal(lr_latency_every(0, 65536), 4);
+	assert_int_equal(lr_latency_every(0, 1000000), 32);
+	assert_int_equal(lr_latency_every(0, 1048576), 64);
+	assert_int_equal(lr_latency_every(0, 1000000000), 64);
+	/* whatever the rate, the default leaves at least 16384 stamps a second (or stamps every frame) */
+	for (uint64_t pps = 1; pps < 4000000; pps = pps * 3 / 2 + 1) {
+		uint32_t n = lr_latency_every(0, pps);
+
+		assert_true(n >= 1 && n <= 64 && !(n & (n - 1)));
+		assert_true(n == 1 || pps / n >= 16384);
+		assert_true(n == 64 || pps / (2 * n) < 16384);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -501,6 +526,7 @@ int main(void)
 		cmocka_unit_test(test_run_fit),
 		cmocka_unit_test(test_live_pacing),
 		cmocka_unit_test(test_pacer_costly_shrinks_back),
+		cmocka_unit_test(test_latency_every),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
