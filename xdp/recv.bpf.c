@@ -112,11 +112,16 @@ int xdp_count(struct xdp_md *ctx)
 		lr_rx_count_eot(c, st, &pkt);
 		return cfg_pass_test ? XDP_PASS : XDP_DROP;
 	}
-	/* counting never depends on sampling: count first, then maybe sample */
-	now = bpf_ktime_get_ns();
+	/*
+	 * The clock only where it is needed (lr_rx_wants_clock()): a frame
+	 * with a timestamp, one frame in LR_RX_CLOCK_EVERY for the span of
+	 * the arrivals, a sample. Counting never depends on sampling: count
+	 * first, then maybe sample.
+	 */
+	now = lr_rx_wants_clock(c, &pkt) ? bpf_ktime_get_ns() : 0;
 	lr_rx_count_data(c, st, &pkt, pkt.len, ctx->rx_queue_index, now, cfg_clock_offset);
 	if (cfg_sample_every && c->sample_tick++ % cfg_sample_every == 0)
-		sample(ctx, c, now);
+		sample(ctx, c, now ? now : bpf_ktime_get_ns());
 	return cfg_pass_test ? XDP_PASS : XDP_DROP;
 }
 

@@ -135,6 +135,7 @@ LR_INLINE __u64 lr_lat_bucket_low(__u32 b)
 
 /* Receiver counters, one copy per CPU, summed in user space. */
 #define LR_RX_MAX_QUEUES 64
+#define LR_RX_CLOCK_EVERY 64	/* a power of two */
 
 struct lr_rx_counters {
 	__u64 packets;	/* test data frames */
@@ -150,8 +151,16 @@ struct lr_rx_counters {
 	__u64 sample_tick;	/* data frames seen by the sampler: one in cfg_sample_every is taken */
 	__u64 samples;	/* frames handed to the capture (ring buffer or sampler) */
 	__u64 sample_drops;	/* frames to sample that found the capture ring full */
-	__u64 first_ns;	/* receive time of the first and last data frame (the stamping clock) */
+	/*
+	 * Receive times (the stamping clock) of the first data frame and of the
+	 * last one the clock was read for, and the data frames counted up to
+	 * and including that one: the receive rate is span_packets - 1 frames
+	 * over last_ns - first_ns. The XDP program reads the clock only for
+	 * frames with a timestamp and for one frame in LR_RX_CLOCK_EVERY.
+	 */
+	__u64 first_ns;
 	__u64 last_ns;
+	__u64 span_packets;
 	__u64 queue_packets[LR_RX_MAX_QUEUES];
 	__u64 lat_hist[LR_LAT_BUCKETS];
 };
@@ -172,9 +181,21 @@ struct lr_rx_sample {
 };
 
 /*
+ * Whether the receiver reads its clock for this data frame: for every
+ * frame with a timestamp (a latency sample), and for one in
+ * LR_RX_CLOCK_EVERY of the others, so the span of the arrivals (first_ns,
+ * last_ns) is known within that many frames per CPU.
+ */
+LR_INLINE int lr_rx_wants_clock(const struct lr_rx_counters *c, const struct lr_pkt *pkt)
+{
+	return pkt->tail || !(c->packets & (LR_RX_CLOCK_EVERY - 1));
+}
+
+/*
  * Counting one test frame, shared by the XDP program and the AF_PACKET
  * receiver: @c is this CPU's or thread's counters, @st the frame's flow,
  * @now the receive time on the stamping clock (the host's CLOCK_MONOTONIC),
+ * or 0 when the clock was not read for this frame (lr_rx_wants_clock()),
  * @queue its receive queue (or LR_RX_MAX_QUEUES when unknown), @offset the
  * receiver's clock minus the sender's in ns (0 on one host), which moves
  * @now onto the clock the sender stamped with.
@@ -189,9 +210,12 @@ LR_INLINE void lr_rx_count_data(struct lr_rx_counters *c, struct lr_flow_state *
 	if (queue < LR_RX_MAX_QUEUES)
 		c->queue_packets[queue]++;
 	lr_flow_update(st, pkt->seq, bytes);
+	if (!now)
+		return;
 	if (!c->first_ns)
 		c->first_ns = now;
 	c->last_ns = now;
+	c->span_packets = c->packets;
 	if (!pkt->tail)
 		return;
 	/*

@@ -50,6 +50,7 @@ void lr_rx_counters_sum(const struct lr_rx_counters *src, int n, struct lr_rx_co
 			s->first_ns = p->first_ns;
 		if (p->last_ns > s->last_ns)
 			s->last_ns = p->last_ns;
+		s->span_packets += p->span_packets;
 		if (p->lat_count && (!s->lat_count || p->lat_min < s->lat_min))
 			s->lat_min = p->lat_min;
 		if (p->lat_max > s->lat_max)
@@ -149,7 +150,8 @@ int lr_rx_collect(struct lr_rx *rx, struct lr_rx_result *r)
 	r->settled = t.settled;
 	/* rates over the span the frames actually arrived in, not the time spent waiting */
 	r->active_s = s->last_ns > s->first_ns ? (double)(s->last_ns - s->first_ns) / NS : 0;
-	r->pps = r->active_s > 0 ? (s->packets - 1) / r->active_s : 0;
+	/* frames up to each CPU's last clock read (lr_rx_wants_clock()): under LR_RX_CLOCK_EVERY short per CPU */
+	r->pps = r->active_s > 0 && s->span_packets ? (s->span_packets - 1) / r->active_s : 0;
 	r->lat_count = s->lat_count;
 	r->lat_min = s->lat_min;
 	r->lat_max = s->lat_max;

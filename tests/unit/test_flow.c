@@ -479,6 +479,51 @@ static void test_rx_count_same_clock(void **state)
 	free(c);
 }
 
+/*
+ * The XDP receiver reads its clock for stamped frames and one in LR_RX_CLOCK_EVERY of the others
+ * (now == 0 for the rest): the span ends at the last frame it was read for, and span_packets says
+ * how many frames had arrived by then, so the rate stays frames over the time they took.
+ */
+static void test_rx_count_clock_subset(void **state)
+{
+	struct lr_rx_counters *c = calloc(1, sizeof(*c));
+	struct lr_flow_state st = { 0 };
+	uint64_t reads = 0, i;
+
+	(void)state;
+	for (i = 0; i < 1000; i++) {
+		/* sender side: one frame in 8 stamped (--latency-every 8) */
+		struct lr_pkt pkt = { .seq = i, .tail = i % 8 ? 0 : 1000 + 10 * i, .len = 60 };
+		uint64_t now = lr_rx_wants_clock(c, &pkt) ? 1500 + 10 * i : 0;
+
+		reads += now != 0;
+		lr_rx_count_data(c, &st, &pkt, pkt.len, 0, now, 0);
+		/* the first frame always reads the clock; the span never runs ahead of the frames */
+		assert_true(c->first_ns == 1500);
+		assert_true(c->span_packets <= c->packets && c->packets - c->span_packets < LR_RX_CLOCK_EVERY);
+		if (now)
+			assert_true(c->last_ns == now && c->span_packets == c->packets);
+	}
+	/* stamped frames: 0, 8, ..., 992 (125); unstamped with the count a multiple of 64: none left over */
+	assert_true(c->lat_count == 125 && c->lat_min == 500 && c->lat_max == 500);
+	assert_true(reads == 125);
+	assert_true(c->packets == 1000 && c->last_ns == 1500 + 10 * 992 && c->span_packets == 993);
+	/* unstamped frames alone: the clock once in LR_RX_CLOCK_EVERY */
+	memset(c, 0, sizeof(*c));
+	memset(&st, 0, sizeof(st));
+	reads = 0;
+	for (i = 0; i < 64 * 10 + 5; i++) {
+		struct lr_pkt pkt = { .seq = i, .tail = 0, .len = 60 };
+		uint64_t now = lr_rx_wants_clock(c, &pkt) ? 100 + i : 0;
+
+		reads += now != 0;
+		lr_rx_count_data(c, &st, &pkt, pkt.len, 0, now, 0);
+	}
+	assert_true(reads == 11 && c->first_ns == 100 && c->last_ns == 100 + 640 && c->span_packets == 641);
+	assert_true(c->lat_count == 0 && c->packets == 645);
+	free(c);
+}
+
 /* The receiver's clock minus the sender's, subtracted: the latency the sender's clock would show. */
 static void test_rx_count_offset(void **state)
 {
@@ -544,6 +589,7 @@ int main(void)
 		cmocka_unit_test(test_rx_count_same_clock),
 		cmocka_unit_test(test_rx_count_offset),
 		cmocka_unit_test(test_rx_count_offset_random),
+		cmocka_unit_test(test_rx_count_clock_subset),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
