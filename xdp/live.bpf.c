@@ -130,8 +130,6 @@ int xdp_live(struct xdp_md *ctx)
 	 * have rewritten it in place: a router forwarding it writes new MACs,
 	 * a TTL and an IP checksum. So every frame gets the template's headers
 	 * back before it is stamped, or it would leave with the router's MACs.
-	 * These words share the cache line the stamp writes anyway (the first
-	 * 56 bytes of a 64-byte frame).
 	 */
 #pragma unroll
 	for (i = 0; i < LR_LIVE_HEAD_WORDS; i++)

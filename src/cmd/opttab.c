@@ -204,8 +204,8 @@ const struct lr_opt lr_opts[LR_O_COUNT_ALL] = {
 	[LR_O_BATCH] = { CLI("batch", 0, "N"), INI("batch", TX), .kind = &k_batch, .def = "64",
 			 .help = "frames per ring round" },
 	[LR_O_LATENCY_EVERY] = { CLI("latency-every", 0, "N"), INI("latency_every", TX), .kind = &k_lat_every,
-				 .help = "a timestamp in one frame in N of each flow (sequence a multiple of N) for "
-					 "latency; the others carry none. Every frame keeps its flow and sequence",
+				 .help = "a timestamp for latency in one frame in N of each flow (those whose sequence "
+					 "is a multiple of N), none in the others",
 				 .def_text = "64 at --rate max, else N for at least 16384 stamped frames a second" },
 	[LR_O_JSON] = { CLI("json", 'j', "FILE"), .kind = &k_path,
 			.help = "write the summary as JSON to FILE (- for stdout)" },
