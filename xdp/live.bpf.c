@@ -6,6 +6,7 @@
 #include "linerate/probe.h"
 
 /* Set by user space before load. */
+const volatile __u32 cfg_ifindex;
 const volatile __u32 cfg_l4_off;	/* UDP header in the template */
 const volatile __u32 cfg_csum_base;	/* UDP checksum sum with source port and probe zeroed */
 const volatile __u16 cfg_src_port;	/* of flow 0 */
@@ -19,19 +20,6 @@ const volatile __u32 cfg_head_words;
  */
 const volatile __u8 cfg_sample;
 const volatile __u32 cfg_snaplen;	/* bytes kept of a sample: the template's length, <= LR_LIVE_SNAP_MAX */
-
-/*
- * The device the frames go out of, entry 0, set by the engine after load.
- * A DEVMAP rather than bpf_redirect(ifindex): the kernel then sends each
- * frame to the device the entry holds, where an ifindex is looked up again
- * for every frame (dev_get_by_index_rcu() in xdp_do_redirect_frame()).
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_DEVMAP);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u32);
-} tx_dev SEC(".maps");
 
 /* Sampled frames, drained by the worker after each run; the engine sizes it before load (a page when off). */
 struct {
@@ -163,7 +151,7 @@ int xdp_live(struct xdp_md *ctx)
 	/* stamped and counted first: sampling never changes what is sent or counted; markers are not sampled */
 	if (cfg_sample && !s->eot && sample_due(s))
 		sample(s, ctx, tail ? tail : bpf_ktime_get_ns());
-	return bpf_redirect_map(&tx_dev, 0, 0);
+	return bpf_redirect(cfg_ifindex, 0);
 }
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";

@@ -67,14 +67,6 @@ static int size_samples(struct live *skel, bool sampling)
 	return bpf_map__set_max_entries(skel->maps.samples, sampling ? LIVE_SAMPLE_RING : (__u32)sysconf(_SC_PAGESIZE));
 }
 
-/* The device the program redirects to: entry 0 of its DEVMAP. 0 or -errno. */
-static int set_tx_dev(struct live *skel, int ifindex)
-{
-	__u32 key = 0, val = (__u32)ifindex;
-
-	return bpf_map_update_elem(bpf_map__fd(skel->maps.tx_dev), &key, &val, BPF_ANY) ? -errno : 0;
-}
-
 /* A down, non-persistent tap: gone when @tap_fd closes. Returns its ifindex, or -errno with @why. */
 static int hold_tap(int *tap_fd, char *why, size_t len)
 {
@@ -124,6 +116,8 @@ int lr_live_try(int ifindex, char *why, size_t len)
 		snprintf(why, len, "cannot open the embedded live program: %s", strerror(-ret));
 		return ret;
 	}
+	/* no flows in the state: the program aborts on the frame, nothing is redirected */
+	skel->rodata->cfg_ifindex = (__u32)ifindex;
 	ret = size_samples(skel, false);
 	if (ret) {
 		snprintf(why, len, "cannot size the live program's sample ring: %s", strerror(-ret));
@@ -135,12 +129,6 @@ int lr_live_try(int ifindex, char *why, size_t len)
 			 ret == -EPERM ? " (needs root: CAP_BPF, CAP_NET_ADMIN)" : "");
 		goto out;
 	}
-	ret = set_tx_dev(skel, ifindex);
-	if (ret) {
-		snprintf(why, len, "the live program's device map refuses the interface: %s", strerror(-ret));
-		goto out;
-	}
-	/* no flows in the state: the program aborts on the frame, nothing is redirected */
 	if (bpf_prog_test_run_opts(bpf_program__fd(skel->progs.xdp_live), &opts)) {
 		ret = -errno;
 		snprintf(why, len, "BPF_PROG_RUN refuses live-frames mode: %s%s", strerror(-ret),
@@ -242,6 +230,7 @@ static int prog_load(struct lr_worker *w, bool sampling, struct live **out)
 		snprintf(w->errmsg, sizeof(w->errmsg), "live: cannot open the embedded BPF object: %s", strerror(-ret));
 		return ret;
 	}
+	skel->rodata->cfg_ifindex = (__u32)w->ifc->ifindex;
 	skel->rodata->cfg_l4_off = t->l4_off;
 	skel->rodata->cfg_csum_base = t->csum_base;
 	skel->rodata->cfg_src_port = t->src_port;
@@ -259,12 +248,6 @@ static int prog_load(struct lr_worker *w, bool sampling, struct live **out)
 	if (ret) {
 		snprintf(w->errmsg, sizeof(w->errmsg), "live: cannot load the sender program: %s%s", strerror(-ret),
 			 ret == -EPERM ? " (needs root: CAP_BPF, CAP_NET_ADMIN)" : "");
-		goto fail;
-	}
-	ret = set_tx_dev(skel, w->ifc->ifindex);
-	if (ret) {
-		snprintf(w->errmsg, sizeof(w->errmsg), "live: cannot put %s in the program's device map: %s",
-			 w->ifc->name, strerror(-ret));
 		goto fail;
 	}
 	*out = skel;
