@@ -13,7 +13,7 @@ struct lr_live_state {
 	__u32 cur;	/* next k */
 	__u32 flows_total;	/* of the test, for the end-of-test markers */
 	__u32 eot;	/* stamp end-of-test markers (sequence = frames sent on the flow) */
-	__u64 sent;	/* frames stamped and handed to bpf_redirect_map() */
+	__u64 sent;	/* frames stamped and handed to bpf_redirect() */
 	__u64 stamp_mask;	/* --latency-every N: N - 1, N a power of two; timestamp when seq & mask == 0 */
 	/*
 	 * --pcap, read only when the program was loaded with cfg_sample: which
