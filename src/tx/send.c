@@ -619,7 +619,10 @@ static void print_summary(const struct lr_tx *c, const struct lr_tx_result *r, d
 		(unsigned long long)(r->queued - r->completed));
 	fprintf(stderr, "  rate      %s pps, %.3f Gbit/s L2, %.3f Gbit/s L1\n", lr_fmt_si(r->pps, b1, sizeof(b1)),
 		r->pps * c->frame_bytes * 8 / 1e9, r->pps * (c->frame_bytes + 20) * 8 / 1e9);
-	if (r->latency_every == 1)
+	/* a replay without --stamp writes no probe of its own */
+	if (o->replay[0] && !o->stamp)
+		fprintf(stderr, "  latency   no timestamps: the capture's frames go out as they are\n");
+	else if (r->latency_every == 1)
 		fprintf(stderr, "  latency   a timestamp in every data frame\n");
 	else
 		fprintf(stderr, "  latency   a timestamp in one data frame in %llu of each flow (--latency-every)\n",

@@ -104,7 +104,8 @@ lr_check "rx.sent (markers)" "$(lr_jget "$LR_TMP/recv.json" .rx.sent)" == 2000
 lr_check "rx.lost" "$(lr_jget "$LR_TMP/recv.json" .rx.lost)" == 0
 
 # live_records FILE: one line per record of a pcap of 60-byte frames (nanosecond, little-endian):
-# flow, sequence, magic, pcap time (ns, CLOCK_REALTIME) less the probe's tx stamp, pcap seconds.
+# flow, sequence, magic, pcap time (ns, CLOCK_REALTIME) less the probe's tx stamp, pcap seconds,
+# the tx stamp (0 in the frames --latency-every leaves unstamped).
 live_records()
 {
 	local flow seq magic sec nsec hi lo
@@ -118,7 +119,7 @@ live_records()
 			$5 + $6 * 256 + $7 * 65536 + $8 * 16777216,
 			(($69 * 256 + $70) * 256 + $71) * 256 + $72, (($73 * 256 + $74) * 256 + $75) * 256 + $76 }' |
 		while read -r flow seq magic sec nsec hi lo; do
-			echo "$flow $seq $magic $((sec * 1000000000 + nsec - (hi << 32) - lo)) $sec"
+			echo "$flow $seq $magic $((sec * 1000000000 + nsec - (hi << 32) - lo)) $sec $(((hi << 32) + lo))"
 		done
 }
 
@@ -165,8 +166,12 @@ lr_check "live la: one flow, source port 55000" \
 lr_check "live la: every UDP checksum right (the frames as stamped)" \
 	"$(tcpdump -vv -nn -r "$LR_TMP/la.pcap" 2>/dev/null | grep -c 'udp sum ok')" == 1000
 lr_check "live la: sequences 0..999, in order" "$(awk '$1 == 0 && $2 == NR - 1' "$LR_TMP/la.rec" | wc -l)" == 1000
-lr_check "live la: pcap time - probe tx stamp: one offset for every record" \
-	"$(awk '{ print $4 }' "$LR_TMP/la.rec" | sort -u | wc -l)" == 1
+# --rate max: a tx stamp in one frame in 64 (--latency-every), the sequences 0, 64 ... 960
+lr_check "live la: a tx stamp in the records with seq % 64 == 0, 0 in the others" \
+	"$(awk '($2 % 64 == 0) != ($6 != 0)' "$LR_TMP/la.rec" | wc -l)" == 0
+lr_check "live la: stamped records" "$(awk '$6 != 0' "$LR_TMP/la.rec" | wc -l)" == 16
+lr_check "live la: pcap time - probe tx stamp: one offset for every stamped record" \
+	"$(awk '$6 != 0 { print $4 }' "$LR_TMP/la.rec" | sort -u | wc -l)" == 1
 FIRST=$(awk 'NR == 1 { print $5 }' "$LR_TMP/la.rec")
 lr_check "live la: first record on the wall clock, not before the send" "${FIRST:-0}" ">=" "$T0"
 lr_check "live la: first record on the wall clock, not after the send" "${FIRST:-0}" "<=" "$T1"
