@@ -155,8 +155,8 @@ struct lr_rx_counters {
 	 * Receive times (the stamping clock) of the first data frame and of the
 	 * last one the clock was read for, and the data frames counted up to
 	 * and including that one: the receive rate is span_packets - 1 frames
-	 * over last_ns - first_ns. The XDP program reads the clock only for
-	 * frames with a timestamp and for one frame in LR_RX_CLOCK_EVERY.
+	 * over last_ns - first_ns. The XDP program reads the clock only where
+	 * lr_rx_wants_clock() says.
 	 */
 	__u64 first_ns;
 	__u64 last_ns;
@@ -182,13 +182,14 @@ struct lr_rx_sample {
 
 /*
  * Whether the receiver reads its clock for this data frame: for every
- * frame with a timestamp (a latency sample), and for one in
- * LR_RX_CLOCK_EVERY of the others, so the span of the arrivals (first_ns,
+ * frame with a timestamp (a latency sample), for each of a CPU's first
+ * LR_RX_CLOCK_EVERY data frames (a short test's span is exact), and then
+ * for one in LR_RX_CLOCK_EVERY, so the span of the arrivals (first_ns,
  * last_ns) is known within that many frames per CPU.
  */
 LR_INLINE int lr_rx_wants_clock(const struct lr_rx_counters *c, const struct lr_pkt *pkt)
 {
-	return pkt->tail || !(c->packets & (LR_RX_CLOCK_EVERY - 1));
+	return pkt->tail || c->packets < LR_RX_CLOCK_EVERY || !(c->packets & (LR_RX_CLOCK_EVERY - 1));
 }
 
 /*

@@ -135,6 +135,10 @@ static int send_check(void *p, char *err, size_t errlen)
 			snprintf(err, errlen, "--replay-timing and --rate both set the pace: give one");
 			return -EINVAL;
 		}
+		if (o->latency_every && !o->stamp) {
+			snprintf(err, errlen, "--latency-every needs --stamp with --replay: a replay writes no probe without it");
+			return -EINVAL;
+		}
 	} else if (o->replay_timing || o->loops_set || o->stamp) {
 		snprintf(err, errlen, "--%s needs --replay FILE",
 			 o->replay_timing ? "replay-timing" : o->loops_set ? "loops" : "stamp");

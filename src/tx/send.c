@@ -292,7 +292,8 @@ static int open_engine(struct lr_tx *c)
 		 */
 		cands = &all[1], n = 2;
 
-	c->latency_every = lr_latency_every(o->latency_every, pps);
+	/* a capture's own timing has no rate to size the default from: every frame */
+	c->latency_every = o->replay_timing && !o->latency_every ? 1 : lr_latency_every(o->latency_every, pps);
 	c->ws = calloc(o->nworkers, sizeof(*c->ws));
 	if (!c->ws)
 		return lr_fail(LR_EXIT_RUNTIME, "send", "out of memory");

@@ -297,6 +297,8 @@ static const struct bad_case send_bad[] = {
 	  "--latency-every: '131072' is not a latency interval", NULL },
 	{ "latency-every 0", { SEND_OK, "--latency-every", "0", NULL }, "--latency-every: '0' is not a latency interval",
 	  NULL },
+	{ "latency-every, replay without stamp", { SEND_OK, "--replay", "x.pcap", "--latency-every", "8", NULL },
+	  "--latency-every needs --stamp with --replay", NULL },
 	{ "empty json", { SEND_OK, "--json", "", NULL }, "--json: '' is empty or too long", NULL },
 	{ "loops without replay", { SEND_OK, "--loops", "2", NULL }, "--loops needs --replay FILE", NULL },
 };
