@@ -34,7 +34,7 @@ struct lr_live_state {
 #define LR_LIVE_SNAP_MAX 4096
 
 struct lr_live_sample {
-	__u64 ts_ns;	/* the probe's tx timestamp, CLOCK_MONOTONIC */
+	__u64 ts_ns;	/* the probe's tx timestamp, or a clock read in a frame left unstamped; CLOCK_MONOTONIC */
 	__u32 len;	/* the frame's length */
 	__u32 caplen;	/* bytes of it in data[] */
 	__u8 data[];

@@ -358,7 +358,11 @@ lr_check_exact()
 	# --latency-every N: the frames of each flow whose sequence is a multiple of N carry a timestamp
 	local every
 	every=$(lr_jget "$s" .tx.latency_every)
-	if lr_is_num "$every" && ((every > 0 && count % flows == 0)); then
+	# (each flow's frames known only when they split evenly over flows and flows over workers)
+	local workers
+	workers=$(jq '.tx.per_queue | length' "$s" 2>/dev/null || echo 0)
+	if lr_is_num "$every" && lr_is_num "$workers" && ((every > 0 && workers > 0 && count % flows == 0 &&
+		flows % workers == 0)); then
 		lr_check "latency_ns.count == flows x ceil(frames per flow / tx.latency_every $every)" \
 			"$(lr_jget "$r" .latency_ns.count)" == $((flows * ((count / flows + every - 1) / every)))
 	else
