@@ -69,26 +69,6 @@ LR_INLINE __u64 lr_get_be(const __u8 *p, int n)
 	return v;
 }
 
-/*
- * A big-endian 16-bit field at an even offset. In BPF a direct halfword load
- * (packet data is 2-byte aligned there); in user space, where a buffer may
- * sit anywhere, a memcpy the compiler turns into one load.
- */
-LR_INLINE __u16 lr_be16(const __u8 *p)
-{
-	__u16 v;
-
-#ifdef __bpf__
-	v = *(const __u16 *)p;
-#else
-	__builtin_memcpy(&v, p, 2);
-#endif
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	v = __builtin_bswap16(v);
-#endif
-	return v;
-}
-
 LR_INLINE void lr_put_be(__u8 *p, __u64 v, int n)
 {
 	int i;
@@ -108,57 +88,47 @@ LR_INLINE void lr_probe_encode(struct lr_probe *p, __u16 magic, __u16 flow, __u6
 	lr_put_be(p->tail, tail, 8);
 }
 
+/*
+ * Big-endian fields at any offset, each one access: in BPF a direct load or
+ * store, which the verifier allows at any packet offset where the CPU
+ * handles unaligned access (x86-64, arm64: CONFIG_HAVE_EFFICIENT_UNALIGNED_ACCESS)
+ * and clang keeps whole where a memcpy would become byte accesses on this
+ * target; in user space, where a buffer may sit anywhere, a memcpy the
+ * compiler turns into one access. bswap is one BPF instruction (BPF_END).
+ */
+#ifdef __bpf__
+#define LR_LOAD(T, p)		(*(const T *)(p))
+#define LR_STORE(T, p, v)	(*(T *)(p) = (v))
+#else
+#define LR_LOAD(T, p)		({ T lr_v_; __builtin_memcpy(&lr_v_, (p), sizeof(lr_v_)); lr_v_; })
+#define LR_STORE(T, p, v)	do { T lr_v_ = (v); __builtin_memcpy((p), &lr_v_, sizeof(lr_v_)); } while (0)
+#endif
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define LR_BE16(v)	__builtin_bswap16(v)
+#define LR_BE64(v)	__builtin_bswap64(v)
+#else
+#define LR_BE16(v)	(v)
+#define LR_BE64(v)	(v)
+#endif
+
+LR_INLINE __u16 lr_be16(const __u8 *p)
+{
+	return LR_BE16(LR_LOAD(__u16, p));
+}
+
+LR_INLINE __u64 lr_be64(const __u8 *p)
+{
+	return LR_BE64(LR_LOAD(__u64, p));
+}
+
 LR_INLINE void lr_put16(__u8 *p, __u16 v)
 {
-	p[0] = (__u8)(v >> 8);
-	p[1] = (__u8)v;
+	LR_STORE(__u16, p, LR_BE16(v));
 }
 
-/*
- * Unaligned big-endian 64-bit access. In BPF a direct doubleword access:
- * the verifier allows packet accesses at any offset where the CPU does
- * (x86-64, arm64: CONFIG_HAVE_EFFICIENT_UNALIGNED_ACCESS), and clang keeps
- * the one load or store a memcpy would split into eight on this target.
- * In user space a memcpy, one instruction on those CPUs. bswap is one BPF
- * instruction (BPF_END).
- */
-LR_INLINE void lr_store_be64(__u8 *p, __u64 v)
+LR_INLINE void lr_put64(__u8 *p, __u64 v)
 {
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	v = __builtin_bswap64(v);
-#endif
-#ifdef __bpf__
-	*(__u64 *)p = v;
-#else
-	__builtin_memcpy(p, &v, 8);
-#endif
-}
-
-LR_INLINE __u64 lr_load_be64(const __u8 *p)
-{
-	__u64 v;
-
-#ifdef __bpf__
-	v = *(const __u64 *)p;
-#else
-	__builtin_memcpy(&v, p, 8);
-#endif
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	v = __builtin_bswap64(v);
-#endif
-	return v;
-}
-
-LR_INLINE void lr_store_be16(__u8 *p, __u16 v)
-{
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	v = __builtin_bswap16(v);
-#endif
-#ifdef __bpf__
-	*(__u16 *)p = v;
-#else
-	__builtin_memcpy(p, &v, 2);
-#endif
+	LR_STORE(__u64, p, LR_BE64(v));
 }
 
 /*
@@ -189,16 +159,16 @@ LR_INLINE void lr_probe_stamp(__u8 *udp, __u32 csum_base, __u16 sport, __u16 mag
 	seq &= LR_SEQ_MASK;
 	/* magic, flow and the sequence's high 32 bits; then its low 16; then the tail */
 	head = ((__u64)magic << 48) | ((__u64)flow << 32) | (seq >> 16);
-	lr_store_be64(p, head);
-	lr_store_be16(p + 8, (__u16)seq);
-	lr_store_be64(p + 10, tail);
-	lr_store_be16(udp, sport);
+	lr_put64(p, head);
+	lr_put16(p + 8, (__u16)seq);
+	lr_put64(p + 10, tail);
+	lr_put16(udp, sport);
 	/* under 2^21: a 17-bit base and eleven 16-bit words */
 	sum = (__u64)csum_base + sport + lr_csum_words64(head) + (seq & 0xffff) + lr_csum_words64(tail);
 	sum = (sum & 0xffff) + (sum >> 16);
 	sum = (sum & 0xffff) + (sum >> 16);
 	c = (__u16)~sum;
-	lr_store_be16(udp + 6, c ? c : 0xffff);	/* 0 would mean "no checksum" */
+	lr_put16(udp + 6, c ? c : 0xffff);	/* 0 would mean "no checksum" */
 }
 
 /* Ethernet, at most one 802.1Q/802.1ad tag, IPv4 (any IHL, unfragmented) or IPv6 (no extension headers), UDP. */
@@ -283,13 +253,13 @@ LR_INLINE int lr_parse(const void *data, const void *end, __u16 dport, struct lr
 		return LR_PKT_FOREIGN;
 	pr = (const struct lr_probe *)(l4 + 8);
 	/* three loads: magic, flow and the sequence's high 32 bits; its low 16; the tail */
-	head = lr_load_be64(pr->magic);
+	head = lr_be64(pr->magic);
 	magic = (__u16)(head >> 48);
 	if (magic != LR_MAGIC_DATA && magic != LR_MAGIC_EOT)
 		return LR_PKT_FOREIGN;
 	out->flow = (__u16)(head >> 32);
 	out->seq = ((head & 0xffffffffULL) << 16) | lr_be16(pr->seq + 4);
-	out->tail = lr_load_be64(pr->tail);
+	out->tail = lr_be64(pr->tail);
 	out->len = (__u32)((const __u8 *)end - p);
 	out->probe_off = (__u32)((const __u8 *)pr - p);
 	return magic == LR_MAGIC_DATA ? LR_PKT_DATA : LR_PKT_EOT;
