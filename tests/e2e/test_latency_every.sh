@@ -12,7 +12,9 @@
 #   - live at --rate max, 4 flows, the default: tx.latency_every 64; counts exact; latency_ns.count
 #     == 4 x ceil(16000 / 64) (lr_check_exact); the receiver's capture (recv --pcap, every frame)
 #     shows a timestamp in exactly the frames whose sequence is a multiple of 64, 0 in the others
-#   - afxdp at 200 kpps, --latency-every 1: every frame stamped, latency_ns.count == frames
+#   - afxdp at 200 kpps, --latency-every 1: every frame stamped, latency_ns.count == frames;
+#     rx.pps within 160..210 k of the pace
+#   - 50 frames at --rate max (one stamped): the receive span still comes out (rx.pps > 0)
 #   - packet at 100 kpps, 3 flows, the default for that rate: 4; latency_ns.count == 3 x 2500
 #   - run, [tx] latency_every = 16: the step reports tx.latency_every 16 and about one sample in
 #     16 frames (within one per flow)
@@ -70,6 +72,16 @@ LR_SEND_ENGINE=afxdp lr_exchange "$SND" snd0 "$RCV" rcv0 198.18.0.2 40000 --flow
 LR_SEND_ENGINE=afxdp lr_check_exact 40000 2
 lr_check "afxdp --latency-every 1: tx.latency_every" "$(lr_jget "$LR_TMP/send.json" .tx.latency_every)" == 1
 lr_check "afxdp --latency-every 1: a sample per frame" "$(lr_jget "$LR_TMP/recv.json" .latency_ns.count)" == 40000
+# the receive rate over the arrivals' span, against the pace the sender kept
+lr_check "afxdp at 200 kpps: rx.pps >= 160 k" "$(jq '.rx.pps | floor' "$LR_TMP/recv.json")" ">=" 160000
+lr_check "afxdp at 200 kpps: rx.pps <= 210 k" "$(jq '.rx.pps | floor' "$LR_TMP/recv.json")" "<=" 210000
+
+lr_log "== afxdp, 50 frames at --rate max: a span from every frame's arrival"
+LR_SEND_ENGINE=afxdp lr_exchange "$SND" snd0 "$RCV" rcv0 198.18.0.2 50 --rate max
+LR_SEND_ENGINE=afxdp lr_check_exact 50 1
+lr_check "50 frames: tx.latency_every" "$(lr_jget "$LR_TMP/send.json" .tx.latency_every)" == 64
+lr_check "50 frames: active_s > 0" "$(jq '.active_s > 0' "$LR_TMP/recv.json")" == true
+lr_check "50 frames: rx.pps > 0" "$(jq '.rx.pps | floor' "$LR_TMP/recv.json")" ">" 0
 
 lr_log "== packet, 100 kpps, 3 flows, the default"
 LR_SEND_ENGINE=packet LR_RECV_ARGS="--pcap $LR_TMP/packet.pcap" \
