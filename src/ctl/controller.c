@@ -667,6 +667,12 @@ int lr_ctl_wait_tx(struct lr_ctl *c, unsigned int timeout_ms, bool *complete, st
 		snprintf(err, errlen, "result.document: null, where a finished sender's document belongs");
 		return broken(c, err);
 	}
+	if (!w.complete) {
+		/* callers poll until complete: what an unfinished sender said is not theirs to free */
+		json_object_put(w.doc);
+		free(w.summary);
+		return 0;
+	}
 	*doc = w.doc;
 	*summary = w.summary;
 	return 0;
