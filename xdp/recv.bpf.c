@@ -112,6 +112,11 @@ int xdp_count(struct xdp_md *ctx)
 		lr_rx_count_eot(c, st, &pkt);
 		return cfg_pass_test ? XDP_PASS : XDP_DROP;
 	}
+	if (kind == LR_PKT_BACK_EOT) {
+		lr_rx_count_back_eot(c, st, &pkt);
+		return cfg_pass_test ? XDP_PASS : XDP_DROP;
+	}
+	/* a reflected frame counts on the reflector's sequence: gaps there are loss on the way back */
 	/*
 	 * The clock only where it is needed (lr_rx_wants_clock()): a frame
 	 * with a timestamp, one frame in LR_RX_CLOCK_EVERY for the span of

@@ -28,6 +28,13 @@ struct lr_flow_state {
 	__u64 eot_sent;	/* frames the sender says it sent (EOT marker), valid if eot_seen */
 	__u32 eot_seen;	/* EOT markers received for this flow */
 	__u32 eot_flows;	/* flow count the sender announced */
+	/*
+	 * Round trips, at the sender: a reflected marker's forward reordered
+	 * and duplicate frames (eot_sent holds the frames reflected), as the
+	 * reflector counted them, saturating at 2^32 - 1.
+	 */
+	__u32 fwd_late;
+	__u32 fwd_dups;
 };
 
 enum lr_flow_verdict {
@@ -226,9 +233,17 @@ LR_INLINE void lr_rx_count_data(struct lr_rx_counters *c, struct lr_flow_state *
 	 * receiver's clock (another host, or an offset estimated too high).
 	 */
 	lat = now - (__u64)offset - pkt->tail;
+	if (pkt->rtt)	/* a 32-bit stamp: the time since, modulo 2^32 */
+		lat = (__u32)lat;
 	if ((__s64)lat >= 0) {
 		__u32 b = lr_lat_bucket(lat);
 
+		/*
+		 * Always true, but the verifier cannot tell, and the compiler
+		 * can (a 32-bit round trip's bucket is below 480): hide the
+		 * value from the compiler so the check stays for the verifier.
+		 */
+		__asm__ volatile("" : "+r"(b));
 		if (b < LR_LAT_BUCKETS)
 			c->lat_hist[b]++;
 		if (!c->lat_count || lat < c->lat_min)
@@ -249,6 +264,22 @@ LR_INLINE void lr_rx_count_eot(struct lr_rx_counters *c, struct lr_flow_state *s
 	st->eot_sent = pkt->seq;
 	st->eot_flows = (__u32)(pkt->tail >> 48);
 	__sync_fetch_and_add(&st->eot_seen, 1);
+}
+
+/* A reflected marker: the reflector's frames reflected on the flow and its forward counts. */
+LR_INLINE void lr_rx_count_back_eot(struct lr_rx_counters *c, struct lr_flow_state *st, const struct lr_pkt *pkt)
+{
+	c->eot++;
+	st->eot_sent = pkt->seq;
+	st->fwd_late = (__u32)(pkt->tail >> 32);
+	st->fwd_dups = (__u32)pkt->tail;
+	__sync_fetch_and_add(&st->eot_seen, 1);
+}
+
+/* A 64-bit count as 32 bits, saturating. */
+LR_INLINE __u32 lr_sat32(__u64 v)
+{
+	return v > 0xffffffffULL ? 0xffffffffU : (__u32)v;
 }
 
 #endif

@@ -17,6 +17,22 @@
 
 #define LR_MAGIC_DATA	0x4c52	/* "LR": a counted test frame */
 #define LR_MAGIC_EOT	0x4c45	/* "LE": end-of-test marker, carries the sender's totals */
+/*
+ * Round trips (send --rtt, linerate reflect): the same 18 bytes, so the
+ * smallest frames work, with the tail split in two 32-bit halves. On the
+ * way out: the low 32 bits of the sender's clock (0: no stamp) and 0; on
+ * the way back the reflector writes its own per-flow sequence (the low 32
+ * bits of the frames it reflected on the flow before this one) into the
+ * second half. A round trip over 2^32 ns (4.29 s) aliases. A reflected
+ * marker carries, instead of the sender's totals, the reflector's: frames
+ * reflected on the flow in the sequence field, and the forward direction's
+ * reordered and duplicate frames (32 bits each, saturating) in the tail.
+ * Back frames swap the ports: they are matched on their source port.
+ */
+#define LR_MAGIC_RTT	0x4c54	/* "LT": a round-trip data frame on its way to the reflector */
+#define LR_MAGIC_RTT_EOT 0x4c55	/* "LU": a round-trip end-of-test marker on its way */
+#define LR_MAGIC_BACK	0x4c42	/* "LB": an "LT" frame the reflector sent back */
+#define LR_MAGIC_BACK_EOT 0x4c43	/* "LC": an "LU" marker sent back with the reflector's totals */
 #define LR_DEFAULT_DST_PORT 7447
 /*
  * Source port of flow 0 unless told: 54329..65535 is a range neither
@@ -48,14 +64,26 @@ enum lr_pkt_kind {
 	LR_PKT_FOREIGN = 0,	/* anything that is not ours */
 	LR_PKT_DATA = 1,
 	LR_PKT_EOT = 2,
+	LR_PKT_BACK = 3,	/* a reflected round-trip data frame */
+	LR_PKT_BACK_EOT = 4,	/* a reflected round-trip marker */
 };
 
 struct lr_pkt {
-	__u64 seq;	/* data: sequence; EOT: frames sent on the flow */
-	__u64 tail;	/* data: tx timestamp; EOT: flow count of the test */
+	/*
+	 * data: sequence; EOT: frames sent on the flow; back: the reflector's
+	 * sequence, rebuilt to 48 bits; back EOT: frames the reflector reflected
+	 */
+	__u64 seq;
+	/*
+	 * data: tx timestamp (round trip: its low 32 bits); EOT: flow count of
+	 * the test, << 48; back EOT: forward reordered << 32 | forward duplicates
+	 */
+	__u64 tail;
 	__u32 flow;
 	__u32 len;	/* bytes from the Ethernet header on (no FCS) */
 	__u32 probe_off;	/* offset of the probe header in the frame */
+	__u8 rtt;	/* a round-trip frame: the timestamp is 32 bits, latency modulo 2^32 */
+	__u8 reflect;	/* data or marker on its way to a reflector ("LT", "LU") */
 };
 
 LR_INLINE __u64 lr_get_be(const __u8 *p, int n)
@@ -171,6 +199,24 @@ LR_INLINE void lr_probe_stamp(__u8 *udp, __u32 csum_base, __u16 sport, __u16 mag
 	lr_put16(udp + 6, c ? c : 0xffff);	/* 0 would mean "no checksum" */
 }
 
+/*
+ * The reflector's 48-bit sequence of a reflected frame from its low 32 bits
+ * @r and the frame's own sequence @seq: the two differ by the forward loss
+ * (and reordering) on the flow so far, which stays far below 2^31.
+ */
+LR_INLINE __u64 lr_rtt_back_seq(__u64 seq, __u32 r)
+{
+	return (seq - (__u64)(__s64)(__s32)((__u32)seq - r)) & LR_SEQ_MASK;
+}
+
+/* The 32-bit send stamp of a round-trip frame: 0 means none, so a clock reading of 0 becomes 1. */
+LR_INLINE __u64 lr_rtt_tail(__u64 now)
+{
+	__u32 t = (__u32)now;
+
+	return (__u64)(t ? t : 1) << 32;
+}
+
 /* Ethernet, at most one 802.1Q/802.1ad tag, IPv4 (any IHL, unfragmented) or IPv6 (no extension headers), UDP. */
 #define LR_ETH_HLEN	14
 #define LR_ETH_P_IP	0x0800
@@ -249,20 +295,42 @@ LR_INLINE int lr_parse(const void *data, const void *end, __u16 dport, struct lr
 		return LR_PKT_FOREIGN;
 	if (l4 + 8 + LR_PROBE_LEN > (const __u8 *)end)
 		return LR_PKT_FOREIGN;
-	if (lr_be16(l4 + 2) != dport)
-		return LR_PKT_FOREIGN;
 	pr = (const struct lr_probe *)(l4 + 8);
 	/* three loads: magic, flow and the sequence's high 32 bits; its low 16; the tail */
 	head = lr_be64(pr->magic);
 	magic = (__u16)(head >> 48);
-	if (magic != LR_MAGIC_DATA && magic != LR_MAGIC_EOT)
+	/* on the way out the test port is the destination; reflected, the source */
+	if (lr_be16(magic == LR_MAGIC_BACK || magic == LR_MAGIC_BACK_EOT ? l4 : l4 + 2) != dport)
 		return LR_PKT_FOREIGN;
 	out->flow = (__u16)(head >> 32);
 	out->seq = ((head & 0xffffffffULL) << 16) | lr_be16(pr->seq + 4);
 	out->tail = lr_be64(pr->tail);
 	out->len = (__u32)((const __u8 *)end - p);
 	out->probe_off = (__u32)((const __u8 *)pr - p);
-	return magic == LR_MAGIC_DATA ? LR_PKT_DATA : LR_PKT_EOT;
+	out->rtt = 0;
+	out->reflect = 0;
+	switch (magic) {
+	case LR_MAGIC_DATA:
+		return LR_PKT_DATA;
+	case LR_MAGIC_EOT:
+		return LR_PKT_EOT;
+	case LR_MAGIC_RTT:
+		out->tail >>= 32;
+		out->rtt = 1;
+		out->reflect = 1;
+		return LR_PKT_DATA;
+	case LR_MAGIC_RTT_EOT:
+		out->reflect = 1;
+		return LR_PKT_EOT;
+	case LR_MAGIC_BACK:
+		out->seq = lr_rtt_back_seq(out->seq, (__u32)out->tail);
+		out->tail >>= 32;
+		out->rtt = 1;
+		return LR_PKT_BACK;
+	case LR_MAGIC_BACK_EOT:
+		return LR_PKT_BACK_EOT;
+	}
+	return LR_PKT_FOREIGN;
 }
 
 #endif

@@ -18,7 +18,8 @@ struct lr_run_opts {
 };
 
 /* Each command's options and entry point (src/cmd/<command>.c). */
-extern const struct lr_cli lr_send_cli, lr_recv_cli, lr_run_cli, lr_probe_cli, lr_veth_cli, lr_agent_cli;
+extern const struct lr_cli lr_send_cli, lr_recv_cli, lr_run_cli, lr_probe_cli, lr_veth_cli, lr_agent_cli,
+	lr_reflect_cli;
 
 int lr_cli_parse_run(int argc, char **argv, struct lr_run_opts *o, FILE *help_out, char *err, size_t errlen);
 
@@ -28,5 +29,6 @@ int lr_cmd_recv(const struct lr_recv_opts *o);
 int lr_cmd_probe(const struct lr_probe_opts *o);
 int lr_cmd_veth(const struct lr_veth_opts *o);
 int lr_cmd_agent(const struct lr_agent_opts *o);
+int lr_cmd_reflect(const struct lr_reflect_opts *o);
 
 #endif

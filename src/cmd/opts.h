@@ -62,6 +62,7 @@ struct lr_send_opts {
 	uint64_t loops;	/* times through the file (default 1; 0 = until the duration) */
 	bool loops_set;
 	bool stamp;	/* write the probe into replayed UDP frames so recv counts them */
+	bool rtt;	/* round trips: frames a reflector sends back, counted on this interface */
 	/* --peer: the far end run by an agent */
 	char peer[LR_HOSTPORT_MAX];
 	char peer_ifname[IF_NAMESIZE];
@@ -98,6 +99,21 @@ struct lr_recv_opts {
 	 * sample: 0 on one host. Not an option of recv: an agent sets it from prepare_rx.
 	 */
 	int64_t clock_offset_ns;
+	bool quiet;
+	int verbose;
+};
+
+/* `linerate reflect` */
+struct lr_reflect_opts {
+	char ifname[IF_NAMESIZE];
+	char netns[LR_PATH_MAX];
+	char json[LR_PATH_MAX];
+	char ready_file[LR_PATH_MAX];
+	enum lr_xdp_mode xdp_mode;
+	uint16_t dst_port;
+	uint64_t duration_ns;	/* 0 = until a signal (or --once) */
+	bool once;	/* stop when every flow's end-of-test marker has been reflected */
+	bool allow_physical;
 	bool quiet;
 	int verbose;
 };

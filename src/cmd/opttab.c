@@ -123,6 +123,11 @@ static const struct lr_kind k_rx_engine = CHOICE("an engine",
 	{ "packet", "an AF_PACKET TPACKET_V3 ring: counts without dropping" });
 static const struct lr_kind k_xdp_mode = CHOICE("a mode",
 	{ "auto", "native, else generic" }, { "native" }, { "generic" });
+static const struct lr_kind k_reflect_mode = CHOICE("a mode",
+	{ "auto", "native where the device's peer can take XDP_TX frames (it runs XDP or has GRO on), else "
+		  "generic" },
+	{ "native", "the driver's XDP_TX: on a veth the peer must run XDP or have GRO on" },
+	{ "generic", "XDP_TX through the device's normal transmit path: works behind bridges and tunnels" });
 static const struct lr_kind k_clock = CHOICE("a clock rule",
 	{ "auto", "one clock when both ends share a boot (equal boot_id), else an estimated offset" },
 	{ "estimate", "estimate the offset even on one host, to check the estimate against the truth" });
@@ -207,6 +212,10 @@ const struct lr_opt lr_opts[LR_O_COUNT_ALL] = {
 				 .help = "a timestamp for latency in one frame in N of each flow (those whose sequence "
 					 "is a multiple of N), none in the others",
 				 .def_text = "64 at --rate max, else N for at least 16384 stamped frames a second" },
+	[LR_O_RTT] = { CLI("rtt", 0, NULL), .kind = &k_flag,
+		       .help = "round trips: a reflector (linerate reflect) at --dst-ip sends every frame back, and "
+			       "this side counts them on -i: round-trip time, and loss, reordering and duplicates "
+			       "in each direction" },
 	[LR_O_JSON] = { CLI("json", 'j', "FILE"), .kind = &k_path,
 			.help = "write the summary as JSON to FILE (- for stdout)" },
 	[LR_O_QUIET] = { CLI("quiet", 'q', NULL), .kind = &k_flag, .help = "no live lines, the summary only" },
@@ -290,6 +299,17 @@ const struct lr_opt lr_opts[LR_O_COUNT_ALL] = {
 	[LR_O_VETH_VERBOSE] = { CLI("verbose", 'v', NULL), .kind = &k_counter,
 				.help = "say which CLI was asked and what it answered" },
 
+	/* reflect */
+	[LR_O_REFLECT_IFACE] = { CLI("interface", 'i', "IFACE"), .kind = &k_ifname, .required = true,
+				 .help = "interface to reflect on: the XDP program attaches here and sends test "
+					 "frames back out of it" },
+	[LR_O_REFLECT_MODE] = { CLI("xdp-mode", 0, "MODE"), .kind = &k_reflect_mode, .def = "auto",
+				.help = "XDP attach mode" },
+	[LR_O_REFLECT_DURATION] = { CLI("duration", 'd', "TIME"), .kind = &k_duration, .help = "stop after TIME",
+				    .def_text = "until SIGINT" },
+	[LR_O_REFLECT_ONCE] = { CLI("once", 0, NULL), .kind = &k_flag,
+				.help = "stop once every flow's end-of-test marker has been reflected" },
+
 	/* send --peer: the far end through an agent */
 	[LR_O_PEER] = { CLI("peer", 0, "HOST[:PORT]"), .kind = &k_peer,
 			.help = "the agent (linerate agent) that runs the far end: a receiver on the interface that "
@@ -343,6 +363,9 @@ const struct lr_opt lr_opts[LR_O_COUNT_ALL] = {
 				    "failed" },
 	[LR_O_MAX_P99] = { .metavar = "TIME", INI("max_p99", TEST), .kind = &k_window, .def_text = "none",
 			   .help = "a step whose p99 one-way latency is higher fails (exit 3)" },
+	[LR_O_MAX_RTT_P99] = { .metavar = "TIME", INI("max_rtt_p99", TEST), .kind = &k_window, .def_text = "none",
+			       .help = "mode = rtt: a step whose p99 round-trip time is higher fails (exit 3), and a "
+				       "search trial counts as failed" },
 	[LR_O_TRIAL] = { .metavar = "TIME", INI("trial", TEST), .kind = &k_window, .def_text = "duration",
 			 .help = "the window of one throughput-search trial" },
 	[LR_O_RESOLUTION] = { .metavar = "STEP", INI("resolution", TEST), .kind = &k_step, .def = "1%",

@@ -87,6 +87,10 @@ static void count_frame(struct pkt_thread *t, const struct tpacket3_hdr *h)
 		lr_rx_count_eot(t->c, &t->flows[pkt.flow], &pkt);	/* not sampled, as in XDP */
 		return;
 	}
+	if (kind == LR_PKT_BACK_EOT) {
+		lr_rx_count_back_eot(t->c, &t->flows[pkt.flow], &pkt);
+		return;
+	}
 	/* the kernel's software receive stamp (CLOCK_REALTIME), moved onto the stamping clock BPF reads */
 	now = (uint64_t)((int64_t)h->tp_sec * 1000000000LL + h->tp_nsec + t->rt_to_mono);
 	lr_rx_count_data(t->c, &t->flows[pkt.flow], &pkt, h->tp_len, LR_RX_MAX_QUEUES, now, t->clock_offset);
