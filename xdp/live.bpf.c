@@ -13,6 +13,8 @@ const volatile __u16 cfg_src_port;	/* of flow 0 */
 /* The first bytes of the template (headers, probe, padding), in 8-byte words. */
 const volatile __u64 cfg_head[LR_LIVE_HEAD_WORDS];
 const volatile __u32 cfg_head_words;
+/* send --rtt: round-trip frames for a reflector ("LT", "LU"), with 32-bit stamps */
+const volatile __u8 cfg_rtt;
 /*
  * --pcap: the program copies chosen data frames to the samples ring. A
  * constant, so that when it is off the verifier prunes the sampling code
@@ -96,7 +98,7 @@ int xdp_live(struct xdp_md *ctx)
 	void *end = (void *)(long)ctx->data_end;
 	struct lr_live_state *s = &live_st;
 	__u32 k, flow, off = cfg_l4_off, words = cfg_head_words;
-	__u64 *seq, sq, tail;
+	__u64 *seq, sq, tail, now = 0;
 	__u8 *udp;
 	__u32 i;
 
@@ -142,15 +144,17 @@ int xdp_live(struct xdp_md *ctx)
 		 * the others; every frame keeps its flow and sequence.
 		 */
 		sq = (*seq)++;
-		tail = sq & s->stamp_mask ? 0 : bpf_ktime_get_ns();
+		now = sq & s->stamp_mask ? 0 : bpf_ktime_get_ns();
+		tail = cfg_rtt && now ? lr_rtt_tail(now) : now;
 	}
 
-	lr_probe_stamp(udp, cfg_csum_base, (__u16)(cfg_src_port + flow), s->eot ? LR_MAGIC_EOT : LR_MAGIC_DATA,
+	lr_probe_stamp(udp, cfg_csum_base, (__u16)(cfg_src_port + flow),
+		       cfg_rtt ? (s->eot ? LR_MAGIC_RTT_EOT : LR_MAGIC_RTT) : (s->eot ? LR_MAGIC_EOT : LR_MAGIC_DATA),
 		       (__u16)flow, sq, tail);
 	s->sent++;
 	/* stamped and counted first: sampling never changes what is sent or counted; markers are not sampled */
 	if (cfg_sample && !s->eot && sample_due(s))
-		sample(s, ctx, tail ? tail : bpf_ktime_get_ns());
+		sample(s, ctx, now ? now : bpf_ktime_get_ns());
 	return bpf_redirect(cfg_ifindex, 0);
 }
 

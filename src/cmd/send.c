@@ -13,6 +13,7 @@
 #include "cmd/opts.h"
 #include "ctl/net.h"
 #include "ctl/peer.h"
+#include "rx/rx.h"
 #include "sys/netdev.h"
 #include "tx/frame.h"
 #include "tx/rate.h"
@@ -22,6 +23,7 @@
 #include "util/outfile.h"
 
 #define NS 1000000000ULL
+#define RTT_WAIT_NS (2 * NS)	/* for the reflected markers, after the last one left */
 
 /* Where each option lands in struct lr_send_opts; AT(): a second field or the given flag. */
 #define BIND(id, f, ...)	{ id, LR_FIELD(struct lr_send_opts, f), __VA_ARGS__ }
@@ -59,6 +61,7 @@ static const struct lr_bind send_binds[] = {
 	BIND(LR_O_REPLAY_TIMING, replay_timing),
 	BIND(LR_O_LOOPS, loops, 0, AT(loops_set)),
 	BIND(LR_O_STAMP, stamp),
+	BIND(LR_O_RTT, rtt),
 	BIND(LR_O_PEER, peer),
 	BIND(LR_O_PEER_IFACE, peer_ifname),
 	BIND(LR_O_PEER_NETNS, peer_netns),
@@ -142,6 +145,14 @@ static int send_check(void *p, char *err, size_t errlen)
 	} else if (o->replay_timing || o->loops_set || o->stamp) {
 		snprintf(err, errlen, "--%s needs --replay FILE",
 			 o->replay_timing ? "replay-timing" : o->loops_set ? "loops" : "stamp");
+		return -EINVAL;
+	}
+	if (o->rtt && o->replay[0]) {
+		snprintf(err, errlen, "--rtt sends round-trip frames of its own: --replay sends a capture's");
+		return -EINVAL;
+	}
+	if (o->rtt && o->reverse) {
+		snprintf(err, errlen, "--rtt measures from this side, which sends and counts what comes back: drop --reverse");
 		return -EINVAL;
 	}
 	if (o->pcap_every && o->pcap_count) {
@@ -245,12 +256,83 @@ static int send_loop(struct lr_tx *c, const struct lr_send_opts *o, struct lr_pe
 	return 0;
 }
 
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/*
+ * send --rtt: our receiver on -i counts what the reflector sends back,
+ * from before the first frame leaves. The test's port is the reflected
+ * frames' source port. The receiver's line says where it counts.
+ */
+static int rtt_begin(const struct lr_send_opts *o, struct lr_recv_opts *ro, struct lr_rx *rx)
+{
+	char err[512], line[768];
+	int ret;
+
+	lr_recv_opts_default(ro);
+	snprintf(ro->ifname, sizeof(ro->ifname), "%s", o->ifname);
+	ro->dst_port = o->dst_port;
+	ro->quiet = true;
+	ro->verbose = o->verbose;
+	ret = lr_rx_begin(ro, rx, line, sizeof(line), err, sizeof(err));
+	if (ret)
+		return lr_fail(ret, "send", "--rtt: cannot count the frames that come back: %s", err);
+	if (!o->silent)
+		fprintf(stderr, "linerate send: --rtt: %s\n", line);
+	return 0;
+}
+
+/* Once the sender is done: the reflected markers, every flow's, or 2 s; then the result. */
+static int rtt_end(const struct lr_send_opts *o, struct lr_rx *rx, const struct lr_tx *c, struct lr_rtt_result *rtt)
+{
+	const volatile struct lr_flow_state *fl;
+	struct lr_tx_result tr;
+	struct lr_rx_result *r;
+	uint64_t end = lr_now_ns() + RTT_WAIT_NS;
+	unsigned int f, in = 0;
+	double secs;
+	int ret;
+
+	while (lr_now_ns() < end && !lr_stop) {
+		fl = rx->flows;
+		for (in = 0, f = 0; f < o->flows; f++)
+			in += fl[f].eot_seen != 0;
+		if (in == o->flows)
+			break;
+		sleep_ms(10);
+	}
+	/* the markers' repeats, and anything still on its way behind them */
+	sleep_ms(50);
+	rx->ops->stop(rx);
+	r = malloc(sizeof(*r));
+	if (!r)
+		return lr_fail(LR_EXIT_RUNTIME, "send", "out of memory");
+	ret = lr_rx_collect(rx, r);
+	if (ret) {
+		free(r);
+		return lr_fail(LR_EXIT_RUNTIME, "send", "--rtt: cannot read the counters: %s", strerror(-ret));
+	}
+	lr_tx_collect((struct lr_tx *)c, &tr, &secs);
+	/* the markers announce the frames stamped: those handed to the device, whatever it did with them */
+	lr_rtt_compute(tr.queued, o->flows, r, rtt);
+	free(r);
+	return 0;
+}
+
 /* The local send, with the agent's receiver around it when there is one. */
 static int send_here(const struct lr_send_opts *o, struct lr_peer *peer)
 {
 	struct lr_pcap_writer *pw = NULL;
 	struct lr_sampler *smp = NULL;
 	struct lr_tx *c = NULL;
+	struct lr_recv_opts ro;
+	struct lr_rx rx = { 0 };
+	struct lr_rtt_result rtt;
+	bool have_rtt = false;
 	char err[512];
 	int ret;
 
@@ -258,6 +340,8 @@ static int send_here(const struct lr_send_opts *o, struct lr_peer *peer)
 	if (o->pcap[0] && lr_pcap_open(o->pcap, o->pcap_max_bytes, 0, &pw, err, sizeof(err)))
 		return lr_fail(LR_EXIT_USAGE, "send", "--pcap: %s", err);
 	if (peer && (ret = lr_peer_prepare_rx(peer)))
+		goto fail;
+	if (o->rtt && (ret = rtt_begin(o, &ro, &rx)))
 		goto fail;
 	ret = lr_tx_open(o, 0, o->flows, &c);
 	if (ret)
@@ -271,10 +355,14 @@ static int send_here(const struct lr_send_opts *o, struct lr_peer *peer)
 		lr_tx_sample(c, smp, 0, o->pcap_every, o->pcap_count);
 	}
 	ret = send_loop(c, o, peer);
+	if (!ret && o->rtt) {
+		ret = rtt_end(o, &rx, c, &rtt);
+		have_rtt = !ret;
+	}
 	if (peer)
 		lr_peer_collect_rx(peer);
 	if (!ret)
-		ret = lr_tx_report(c, peer ? lr_peer_json(peer) : NULL);
+		ret = lr_tx_report(c, peer ? lr_peer_json(peer) : NULL, have_rtt ? &rtt : NULL);
 	if (smp) {
 		uint64_t dropped = lr_sampler_dropped(smp);
 
@@ -287,6 +375,7 @@ static int send_here(const struct lr_send_opts *o, struct lr_peer *peer)
 		pw = NULL;
 	}
 	lr_tx_close(c);
+	lr_rx_end(&rx);
 	if (pw && lr_pcap_close(pw, err, sizeof(err)) && !ret)
 		ret = lr_fail(LR_EXIT_RUNTIME, "send", "--pcap: %s", err);
 	if (peer) {
@@ -301,6 +390,7 @@ fail:
 	if (pw)
 		lr_pcap_abort(pw);
 	lr_tx_close(c);
+	lr_rx_end(&rx);
 	return ret;
 }
 

@@ -23,7 +23,7 @@
 
 /* Totals over all flows, with the sender's end-of-test numbers settled in. */
 struct rx_totals {
-	uint64_t packets, unique, lost_gap, late, dups, sent;
+	uint64_t packets, unique, lost_gap, late, dups, sent, fwd_late, fwd_dups;
 	int64_t lost;
 	unsigned int flows, flows_eot, flows_announced;
 	bool settled;
@@ -89,6 +89,8 @@ static void flow_totals(const struct lr_rx *rx, struct rx_totals *t)
 			if (st->eot_flows > t->flows_announced)
 				t->flows_announced = st->eot_flows;
 			t->sent += st->eot_sent;
+			t->fwd_late += st->fwd_late;
+			t->fwd_dups += st->fwd_dups;
 			t->lost += (int64_t)st->eot_sent - (int64_t)(packets - dups);
 		} else {
 			t->settled = false;
@@ -143,6 +145,8 @@ int lr_rx_collect(struct lr_rx *rx, struct lr_rx_result *r)
 	r->sent = t.sent;
 	r->late = t.late;
 	r->dups = t.dups;
+	r->fwd_late = t.fwd_late;
+	r->fwd_dups = t.fwd_dups;
 	r->lost = t.lost;
 	r->flows = t.flows;
 	r->flows_eot = t.flows_eot;

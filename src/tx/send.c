@@ -639,7 +639,30 @@ static void print_summary(const struct lr_tx *c, const struct lr_tx_result *r, d
 	}
 }
 
-int lr_tx_report(struct lr_tx *c, struct json_object *peer)
+/* send --rtt: the round trip and each direction, after the sender's own lines. */
+static void print_rtt(const struct lr_rtt_result *t)
+{
+	const struct lr_rtt_dir *f = &t->fwd, *b = &t->ret;
+
+	if (t->count)
+		fprintf(stderr, "  rtt       min %llu  p50 %llu  p90 %llu  p99 %llu  p99.9 %llu  max %llu ns (%llu samples)\n",
+			(unsigned long long)t->min, (unsigned long long)t->p50, (unsigned long long)t->p90,
+			(unsigned long long)t->p99, (unsigned long long)t->p999, (unsigned long long)t->max,
+			(unsigned long long)t->count);
+	else
+		fprintf(stderr, "  rtt       no stamped frame came back\n");
+	fprintf(stderr, "  forward   sent %llu  reflected %llu  lost %lld  reordered %llu  duplicates %llu\n",
+		(unsigned long long)f->sent, (unsigned long long)f->received, (long long)f->lost,
+		(unsigned long long)f->late, (unsigned long long)f->dups);
+	fprintf(stderr, "  return    sent %llu  received %llu  lost %lld  reordered %llu  duplicates %llu\n",
+		(unsigned long long)b->sent, (unsigned long long)b->received, (long long)b->lost,
+		(unsigned long long)b->late, (unsigned long long)b->dups);
+	if (!t->settled)
+		fprintf(stderr, "  markers   %u of %u flows' reflected markers came back: the split between the two "
+			"directions is an estimate (open gaps on the way back)\n", t->flows_eot, t->flows);
+}
+
+int lr_tx_report(struct lr_tx *c, struct json_object *peer, const struct lr_rtt_result *rtt)
 {
 	const struct lr_send_opts *o = c->o;
 	struct lr_tx_result *r;
@@ -663,6 +686,8 @@ int lr_tx_report(struct lr_tx *c, struct json_object *peer)
 		return lr_fail(LR_EXIT_RUNTIME, "send", "out of memory");
 	lr_tx_collect(c, r, &secs);
 	print_summary(c, r, secs);
+	if (rtt)
+		print_rtt(rtt);
 	if (o->json[0]) {
 		root = lr_json_doc("send");
 		json_object_object_add(root, "engine", json_object_new_string(c->ops->name));
@@ -672,6 +697,8 @@ int lr_tx_report(struct lr_tx *c, struct json_object *peer)
 		json_object_object_add(root, "frame_size", json_object_new_int((int)c->frame_bytes));
 		json_object_object_add(root, "flows", json_object_new_int((int)o->flows));
 		lr_tx_result_put(root, r);
+		if (rtt)
+			lr_rtt_result_put(root, rtt);
 		if (peer)
 			json_object_object_add(root, "peer", json_object_get(peer));
 		if (lr_json_write(root, o->json, err, sizeof(err))) {

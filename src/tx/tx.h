@@ -49,10 +49,10 @@ unsigned int lr_tx_snaplen(const struct lr_tx *t);
 /* The live line (tx pps, L2/L1 Gbit/s, per queue) over @dt_ns since @prev (per-worker totals, updated). */
 void lr_tx_live_line(struct lr_tx *t, uint64_t *prev, uint64_t dt_ns);
 /*
- * The summary on stderr and, with --json, the JSON document, with @peer (NULL: none; the caller
+ * The summary on stderr and, with --json, the JSON document, with @rtt (send --rtt; NULL: none), with @peer (NULL: none; the caller
  * keeps its reference) under "peer" (send --peer); the exit code. After lr_tx_join().
  */
-int lr_tx_report(struct lr_tx *t, struct json_object *peer);
+int lr_tx_report(struct lr_tx *t, struct json_object *peer, const struct lr_rtt_result *rtt);
 /* The result (util/result.h) and, in @secs, the span from the start to the last worker's data end. After lr_tx_join(). */
 void lr_tx_collect(struct lr_tx *t, struct lr_tx_result *r, double *secs);
 /* Data frames the device completed on worker @w (markers excluded). */

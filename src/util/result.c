@@ -271,3 +271,75 @@ int lr_rx_result_get(struct json_object *parent, struct lr_rx_result *r, char *e
 	ret = lr_jfield_get(parent, rx_doc_fields, r, "", false, err, errlen);
 	return ret ? ret : rx_clock_check(r, err, errlen);
 }
+
+/* ---- round trips ---- */
+
+void lr_rtt_compute(uint64_t stamped, unsigned int flows, const struct lr_rx_result *rx, struct lr_rtt_result *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->flows = flows;
+	out->flows_eot = rx->flows_eot;
+	out->settled = rx->flows_eot >= flows && rx->settled;
+	out->ret.received = rx->packets;
+	out->ret.late = rx->late;
+	out->ret.dups = rx->dups;
+	/* rx.lost: the reflector's totals less what came back, per flow with a marker; open gaps elsewhere */
+	out->ret.lost = rx->lost;
+	out->fwd.sent = stamped;
+	out->fwd.late = rx->fwd_late;
+	out->fwd.dups = rx->fwd_dups;
+	if (out->settled)
+		out->ret.sent = rx->sent;
+	else	/* what must have left the reflector for what came back */
+		out->ret.sent = (uint64_t)((int64_t)(rx->packets - rx->dups) + rx->lost);
+	out->fwd.received = out->ret.sent;
+	out->fwd.lost = (int64_t)stamped - (int64_t)(out->fwd.received - out->fwd.dups);
+	out->count = rx->lat_count;
+	out->min = rx->lat_min;
+	out->p50 = rx->lat_p50;
+	out->p90 = rx->lat_p90;
+	out->p99 = rx->lat_p99;
+	out->p999 = rx->lat_p999;
+	out->max = rx->lat_max;
+	out->mean = rx->lat_mean;
+}
+
+static const struct lr_jfield rtt_ns_fields[] = {
+	F("min", LR_J_U64, struct lr_rtt_result, min),
+	F("p50", LR_J_U64, struct lr_rtt_result, p50),
+	F("p90", LR_J_U64, struct lr_rtt_result, p90),
+	F("p99", LR_J_U64, struct lr_rtt_result, p99),
+	F("p999", LR_J_U64, struct lr_rtt_result, p999),
+	F("max", LR_J_U64, struct lr_rtt_result, max),
+	F("mean", LR_J_U64, struct lr_rtt_result, mean),
+	F("count", LR_J_U64, struct lr_rtt_result, count),
+	{ NULL }
+};
+
+static const struct lr_jfield rtt_dir_fields[] = {
+	F("sent", LR_J_U64, struct lr_rtt_dir, sent),
+	F("received", LR_J_U64, struct lr_rtt_dir, received),
+	F("lost", LR_J_I64, struct lr_rtt_dir, lost),
+	F("reordered", LR_J_U64, struct lr_rtt_dir, late),
+	F("duplicates", LR_J_U64, struct lr_rtt_dir, dups),
+	{ NULL }
+};
+
+static const struct lr_jfield rtt_doc_fields[] = {
+	{ "rtt_ns", LR_J_OBJ, 0, .sub = rtt_ns_fields },
+	F_OBJ("forward", struct lr_rtt_result, fwd, rtt_dir_fields),
+	F_OBJ("return", struct lr_rtt_result, ret, rtt_dir_fields),
+	F("rtt_settled", LR_J_BOOL, struct lr_rtt_result, settled),
+	{ NULL }
+};
+
+void lr_rtt_result_put(struct json_object *parent, const struct lr_rtt_result *r)
+{
+	lr_jfield_put(parent, rtt_doc_fields, r);
+}
+
+int lr_rtt_result_get(struct json_object *parent, struct lr_rtt_result *r, char *err, size_t errlen)
+{
+	memset(r, 0, sizeof(*r));
+	return lr_jfield_get(parent, rtt_doc_fields, r, "", false, err, errlen);
+}

@@ -57,6 +57,8 @@ struct lr_rx_result {
 	uint64_t bad_flow;	/* test frames whose flow id is out of range */
 	uint64_t sent;	/* from end-of-test markers: valid when flows_eot > 0, else 0 and "sent" is null */
 	uint64_t late, dups;	/* "reordered", "duplicates" */
+	/* round trips: the forward reordered and duplicate frames reflected markers carried (not in "rx") */
+	uint64_t fwd_late, fwd_dups;
 	int64_t lost;	/* markers settle it; else open sequence gaps */
 	unsigned int flows, flows_eot, flows_announced;
 	bool settled;	/* "tail_settled": every flow's marker is in */
@@ -77,6 +79,36 @@ struct lr_rx_result {
 	uint64_t pcap_written, pcap_dropped, pcap_capped, pcap_every;
 	unsigned int pcap_snaplen;
 };
+
+/*
+ * A round trip (send --rtt), settled from the sender's own counts and the
+ * frames that came back: forward = sender to reflector, return = back.
+ */
+struct lr_rtt_dir {
+	uint64_t sent, received, late, dups;
+	int64_t lost;
+};
+
+struct lr_rtt_result {
+	bool settled;	/* every flow's reflected marker came back: both directions exact */
+	unsigned int flows, flows_eot;
+	struct lr_rtt_dir fwd, ret;
+	uint64_t count, min, p50, p90, p99, p999, max, mean;	/* round-trip time, ns (rtt_ns) */
+};
+
+/*
+ * From what the sender stamped (@stamped: the frames the markers announce,
+ * data only), its flow count and the result of counting the frames that
+ * came back: forward lost = stamped - (reflected - forward duplicates),
+ * return lost = reflected - (returned - return duplicates), once every
+ * flow's reflected marker is in. Without them, the return direction's open
+ * gaps stand for its loss and the forward direction gets the rest.
+ */
+void lr_rtt_compute(uint64_t stamped, unsigned int flows, const struct lr_rx_result *rx, struct lr_rtt_result *out);
+/* Adds "rtt_ns", "forward", "return" and "rtt_settled" to @parent. */
+void lr_rtt_result_put(struct json_object *parent, const struct lr_rtt_result *r);
+/* Reads them back: 0, or -EINVAL with the key and the reason in @err. */
+int lr_rtt_result_get(struct json_object *parent, struct lr_rtt_result *r, char *err, size_t errlen);
 
 /* Mean bytes per frame received, without the FCS; 0 before the first frame. */
 double lr_rx_result_frame_bytes(const struct lr_rx_result *r);
