@@ -1,0 +1,254 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Round trips: linerate reflect sends send --rtt's frames back; the sender splits loss by direction.
+#
+# 1. Direct veth:  ns snd s0 198.18.0.1/30 <--veth--> c0 198.18.0.2/30 ns rcv (reflect -i c0)
+#    - auto mode picks generic (the peer s0 runs no XDP yet, GRO off) and says why; send --rtt
+#      --count 10000 --flows 4 --rate 20kpps: forward and return sent == received == 10000, lost 0,
+#      reordered 0, duplicates 0, rtt_settled; rtt_ns.count == 10000 (every frame stamped at this
+#      rate), 0 < p50 < 5 ms; the reflector's JSON: packets 10000, 20 markers (4 flows x 5), forward
+#      lost 0, device tx_dropped 0; the reflector's device sent >= 10020 frames (ip -s link).
+#    - --xdp-mode native with the live engine (the reflector's XDP makes s0 take XDP frames): the same
+#      exact counts; mode "native".
+#    - ping through the reflecting interface still answers; reflect killed with SIGKILL leaves no
+#      XDP program on c0.
+# 2. Through a router (no XDP, no GRO on it: the reflector must pick generic):
+#      ns snd s0 .1/30 <--> r0 .2/30 [ns rtr, ip_forward] r1 .5/30 <--> c0 .6/30 ns rcv
+#    nft in the router drops every 50th round-trip data frame ("LT") going forward: forward.lost ==
+#    the rule's drops (200), return.lost == 0; then every 50th reflected frame ("LB") coming back:
+#    forward.lost == 0, return.lost == the rule's drops.
+# 3. Container to container over a bridge: scripts/lab bridge, c1 -> c2 (reflect in c2): exact.
+# 4. Bad input: unknown interface, an interface that already has XDP, --rtt --replay: exit 2,
+#    one line, nothing attached.
+set -euo pipefail
+# shellcheck source=tests/e2e/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+COUNT=10000
+FLOWS=4
+EVERY=50
+lr_init
+lr_require_cmds nft ping
+
+# reflect_start NS IF [args...]: the reflector, ready (its ready file exists); its PID in RPID.
+reflect_start()
+{
+	local ns=$1 ifc=$2
+
+	shift 2
+	rm -f "$LR_TMP/rready" "$LR_TMP/reflect.json"
+	lr_spawn reflect timeout -k 5 60 "$LINERATE" reflect --netns "$ns" -i "$ifc" -q --duration 50 \
+		--json "$LR_TMP/reflect.json" --ready-file "$LR_TMP/rready" "$@"
+	RPID=$LR_LAST_PID
+	if ! lr_wait_for_file "$LR_TMP/rready" 15 "$RPID"; then
+		lr_show_file "$LR_TMP/reflect.err"
+		lr_die "reflect never became ready"
+	fi
+}
+
+# reflect_stop: SIGINT, and its exit code in RRC.
+reflect_stop()
+{
+	RRC=0
+	kill -INT "$RPID" 2>/dev/null || true
+	lr_wait_pid "$RPID" 10 || RRC=$?
+	lr_show_file "$LR_TMP/reflect.err"
+}
+
+# rtt_send NS IF DST [args...]: send --rtt, its exit code in SRC and its document in send.json.
+rtt_send()
+{
+	local ns=$1 ifc=$2 dst=$3
+
+	shift 3
+	SRC=0
+	rm -f "$LR_TMP/send.json"
+	timeout -k 5 60 "$LINERATE" send --netns "$ns" -i "$ifc" --dst-ip "$dst" --rtt --count "$COUNT" \
+		--flows "$FLOWS" --rate 20kpps -q --json "$LR_TMP/send.json" "$@" \
+		>"$LR_TMP/send.out" 2>"$LR_TMP/send.err" || SRC=$?
+	lr_show_file "$LR_TMP/send.err"
+}
+
+# check_dir NAME SENT RECEIVED LOST: one direction of send.json.
+check_dir()
+{
+	local S=$LR_TMP/send.json
+
+	lr_check "$1.sent" "$(lr_jget "$S" ".$1.sent")" == "$2"
+	lr_check "$1.received" "$(lr_jget "$S" ".$1.received")" == "$3"
+	lr_check "$1.lost" "$(lr_jget "$S" ".$1.lost")" == "$4"
+	lr_check "$1.reordered" "$(lr_jget "$S" ".$1.reordered")" == 0
+	lr_check "$1.duplicates" "$(lr_jget "$S" ".$1.duplicates")" == 0
+}
+
+check_exact()
+{
+	local S=$LR_TMP/send.json
+
+	lr_check "send --rtt exit code" "$SRC" == 0
+	lr_jvalid "$S"
+	lr_check "tx.packets" "$(lr_jget "$S" .tx.packets)" == "$COUNT"
+	check_dir forward "$COUNT" "$COUNT" 0
+	check_dir return "$COUNT" "$COUNT" 0
+	lr_check "rtt_settled" "$(jq -r .rtt_settled "$S" 2>/dev/null)" == true
+	lr_check "rtt_ns.p50 > 0" "$(lr_jget "$S" .rtt_ns.p50)" ">" 0
+	lr_check "rtt_ns.p50 < 5 ms" "$(lr_jget "$S" .rtt_ns.p50)" "<" 5000000
+}
+
+# ---- 1. direct veth ----------------------------------------------------------------------------
+lr_netns_add SND snd
+lr_netns_add RCV rcv
+lr_veth "$SND" s0 "$RCV" c0
+lr_addr "$SND" s0 198.18.0.1/30
+lr_addr "$RCV" c0 198.18.0.2/30
+
+lr_log "== direct veth, auto mode"
+TX0=$(ip -n "$RCV" -s -j link show dev c0 | jq -r '.[0].stats64.tx.packets')
+reflect_start "$RCV" c0
+lr_check "the start line names generic mode and why" \
+	"$(grep -c 'XDP generic mode: its veth peer runs no XDP and has GRO off' "$LR_TMP/reflect.err")" == 1
+lr_check_cmd "an XDP program is attached to c0" lr_xdp_attached "$RCV" c0
+lr_check_cmd "ping through the reflecting interface" ip netns exec "$SND" ping -c 3 -i 0.2 -W 2 -q 198.18.0.2
+rtt_send "$SND" s0 198.18.0.2
+reflect_stop
+check_exact
+S=$LR_TMP/send.json
+lr_check "rtt_ns.count (every frame stamped at 20 kpps)" "$(lr_jget "$S" .rtt_ns.count)" == "$COUNT"
+lr_check "rtt_ns.min <= p50 <= p99 <= max" \
+	"$(jq -r '[.rtt_ns.min <= .rtt_ns.p50, .rtt_ns.p50 <= .rtt_ns.p99, .rtt_ns.p99 <= .rtt_ns.max] | all' "$S")" == true
+F=$LR_TMP/reflect.json
+lr_check "reflect exit code" "$RRC" == 0
+lr_jvalid "$F"
+lr_check "reflect.mode" "$(lr_jget "$F" .reflect.mode)" == generic
+lr_check "reflect.packets" "$(lr_jget "$F" .reflect.packets)" == "$COUNT"
+lr_check "reflect.eot_markers (4 flows x 5 repeats)" "$(lr_jget "$F" .reflect.eot_markers)" == $((FLOWS * 5))
+lr_check "reflect.forward.lost" "$(lr_jget "$F" .reflect.forward.lost)" == 0
+lr_check "reflect.forward.sent (from the markers)" "$(lr_jget "$F" .reflect.forward.sent)" == "$COUNT"
+lr_check "reflect.device.tx_dropped" "$(lr_jget "$F" .reflect.device.tx_dropped)" == 0
+TX1=$(ip -n "$RCV" -s -j link show dev c0 | jq -r '.[0].stats64.tx.packets')
+lr_check "c0 sent (ip -s link) >= frames and markers reflected" $((TX1 - TX0)) ">=" $((COUNT + FLOWS * 5))
+lr_check_cmd "no XDP program left on c0 after SIGINT" lr_xdp_absent "$RCV" c0
+lr_check_cmd "no XDP program left on s0 after send --rtt" lr_xdp_absent "$SND" s0
+
+lr_log "== direct veth, native mode, live engine"
+reflect_start "$RCV" c0 --xdp-mode native
+rtt_send "$SND" s0 198.18.0.2 --engine live
+reflect_stop
+check_exact
+lr_check "reflect.mode" "$(lr_jget "$F" .reflect.mode)" == native
+lr_check "send engine" "$(lr_jget "$LR_TMP/send.json" .engine)" == live
+lr_check "reflect.device.driver_drops (XDP_TX refusals)" "$(lr_jget "$F" .reflect.device.driver_drops)" == 0
+
+lr_log "== SIGKILL leaves nothing attached"
+reflect_start "$RCV" c0
+# the ready file holds linerate's own PID (RPID is timeout's)
+kill -KILL "$(cat "$LR_TMP/rready")"
+lr_wait_pid "$RPID" 10 || true
+lr_check_cmd "no XDP program left on c0 after SIGKILL" lr_xdp_absent "$RCV" c0
+
+# ---- 4. bad input ------------------------------------------------------------------------------
+# bad NAME WANT_RC CMD...: exit code, exactly one line on stderr, nothing attached to c0.
+bad()
+{
+	local name=$1 rc=0
+
+	shift
+	"$@" >"$LR_TMP/bad.out" 2>"$LR_TMP/bad.err" || rc=$?
+	lr_check "$name: exit code" "$rc" == 2
+	lr_check "$name: one line on stderr" "$(wc -l <"$LR_TMP/bad.err")" == 1
+	lr_show_file "$LR_TMP/bad.err"
+}
+bad "unknown interface" "$LINERATE" reflect --netns "$RCV" -i nosuch0 -d 1
+ip -n "$RCV" link set dev c0 xdpgeneric obj "$LR_REPO/build/drop.bpf.o" sec xdp 2>/dev/null ||
+	ip -n "$RCV" link set dev c0 xdpgeneric off
+if lr_xdp_attached "$RCV" c0; then
+	bad "an interface with XDP already" "$LINERATE" reflect --netns "$RCV" -i c0 -d 1
+	ip -n "$RCV" link set dev c0 xdpgeneric off
+fi
+lr_check_cmd "no XDP program on c0 after the refusals" lr_xdp_absent "$RCV" c0
+printf 'x' >"$LR_TMP/x.pcap"
+bad "--rtt --replay" "$LINERATE" send --netns "$SND" -i s0 --rtt --replay "$LR_TMP/x.pcap" -c 1
+lr_check_cmd "no XDP program on s0 after the refusal" lr_xdp_absent "$SND" s0
+
+# ---- 2. through a router -----------------------------------------------------------------------
+lr_netns_add SND2 snd2
+lr_netns_add RTR rtr
+lr_netns_add RCV2 rcv2
+lr_veth "$SND2" s0 "$RTR" r0
+lr_veth "$RTR" r1 "$RCV2" c0
+lr_addr "$SND2" s0 198.18.0.1/30
+lr_addr "$RTR" r0 198.18.0.2/30
+lr_addr "$RTR" r1 198.18.0.5/30
+lr_addr "$RCV2" c0 198.18.0.6/30
+ip -n "$SND2" route add 198.18.0.4/30 via 198.18.0.2
+ip -n "$RCV2" route add 198.18.0.0/30 via 198.18.0.5
+ip netns exec "$RTR" sysctl -qw net.ipv4.ip_forward=1
+# static neighbours both ways: no frame waits (or is dropped) in the router's ARP queue
+ip -n "$RTR" neigh replace 198.18.0.6 lladdr "$(lr_mac "$RCV2" c0)" dev r1 nud permanent
+ip -n "$RTR" neigh replace 198.18.0.1 lladdr "$(lr_mac "$SND2" s0)" dev r0 nud permanent
+
+# load_rules MATCH: drop every 50th frame that MATCH selects, counting the ones it looks at and drops.
+load_rules()
+{
+	ip netns exec "$RTR" nft delete table ip lrrtt 2>/dev/null || true
+	ip netns exec "$RTR" nft -f - <<NFT || lr_die "loading the nftables ruleset failed (see above)"
+table ip lrrtt {
+	counter seen { }
+	counter dropped { }
+	chain forward_rtt {
+		type filter hook forward priority filter; policy accept;
+		$1 counter name "seen"
+		$1 numgen inc mod $EVERY == 0 counter name "dropped" drop
+	}
+}
+NFT
+}
+
+nft_count()
+{
+	ip netns exec "$RTR" nft -j list counter ip lrrtt "$1" |
+		jq -r '[.nftables[] | select(.counter) | .counter.packets][0] // "missing"'
+}
+
+WANT=$(((COUNT + EVERY - 1) / EVERY))
+lr_log "== router, every ${EVERY}th frame dropped on the way there"
+load_rules 'udp dport 7447 @th,64,16 0x4c54'
+reflect_start "$RCV2" c0
+lr_check "behind a router the reflector picks generic mode" \
+	"$(grep -c 'XDP generic mode' "$LR_TMP/reflect.err")" == 1
+rtt_send "$SND2" s0 198.18.0.6
+reflect_stop
+lr_check "send --rtt exit code" "$SRC" == 0
+lr_check "nft saw every forward data frame" "$(nft_count seen)" == "$COUNT"
+lr_check "nft dropped ceil($COUNT/$EVERY)" "$(nft_count dropped)" == "$WANT"
+check_dir forward "$COUNT" $((COUNT - WANT)) "$(nft_count dropped)"
+check_dir return $((COUNT - WANT)) $((COUNT - WANT)) 0
+lr_check "rtt_settled" "$(jq -r .rtt_settled "$LR_TMP/send.json" 2>/dev/null)" == true
+lr_check "reflect.forward.lost (the reflector's own view)" "$(lr_jget "$F" .reflect.forward.lost)" == "$WANT"
+
+lr_log "== router, every ${EVERY}th frame dropped on the way back"
+load_rules 'udp sport 7447 @th,64,16 0x4c42'
+reflect_start "$RCV2" c0
+rtt_send "$SND2" s0 198.18.0.6
+reflect_stop
+lr_check "send --rtt exit code" "$SRC" == 0
+lr_check "nft saw every reflected data frame" "$(nft_count seen)" == "$COUNT"
+lr_check "nft dropped ceil($COUNT/$EVERY)" "$(nft_count dropped)" == "$WANT"
+check_dir forward "$COUNT" "$COUNT" 0
+check_dir return "$COUNT" $((COUNT - WANT)) "$(nft_count dropped)"
+lr_check "rtt_settled" "$(jq -r .rtt_settled "$LR_TMP/send.json" 2>/dev/null)" == true
+
+# ---- 3. container to container over a bridge ---------------------------------------------------
+lr_log "== bridge lab: c1 -> c2"
+P=lr-rfl-$$
+lr_lab_prefix "$P"
+lr_lab up up bridge --prefix "$P"
+[[ $LAB_RC == 0 ]] || { lr_show_file "$LR_TMP/up.err"; lr_die "scripts/lab up bridge failed"; }
+reflect_start "$P-bridge-c2" eth0
+rtt_send "$P-bridge-c1" eth0 198.18.2.3
+reflect_stop
+check_exact
+lr_check "reflect.packets" "$(lr_jget "$F" .reflect.packets)" == "$COUNT"
+lr_check_cmd "no XDP program left on c2's eth0" lr_xdp_absent "$P-bridge-c2" eth0
+
+lr_finish
