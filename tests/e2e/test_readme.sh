@@ -22,6 +22,8 @@
 #     lines as the block has `linerate recv` commands, and no other loss line
 #   - host-to-container, container-to-container: the sender's summary says 50000 frames sent, the
 #     receiver's 50000 received and 50000 announced by the markers of every flow (1, then 4)
+#   - round-trip: send --rtt says 50000 sent, forward and return 50000 with 0 lost, an RTT p50 > 0;
+#     the reflector (--once) reflected 50000 frames and 5 markers
 #   - config: the sweep's 6 steps in result.json, every one passed with 0 lost
 #   - capture: sent.pcap holds 1000 frames (the sender says so, tcpdump prints 3 of them as the
 #     probe's 18-byte UDP payload); both receivers count 1000 frames, markers of 1/1 flows
@@ -107,6 +109,16 @@ expect_pair()
 	has "$1" "^  sent +50000 frames \\(end-of-test markers of $2/$2 flows\\)" 1
 }
 
+# expect_rtt NAME: 50000 round trips, nothing lost either way, and the reflector's own summary.
+expect_rtt()
+{
+	has "$1" '^  sent +50000 frames in .*accepted by the device' 1
+	has "$1" '^  forward +sent 50000  reflected 50000  lost 0  reordered 0  duplicates 0$' 1
+	has "$1" '^  return +sent 50000  received 50000  lost 0  reordered 0  duplicates 0$' 1
+	has "$1" '^  rtt +min [0-9]+  p50 [1-9][0-9]*  ' 1
+	has "$1" '^  reflected 50000 data frames and 5 markers on 1 flows' 1
+}
+
 expect_config()
 {
 	local j=$CLONE/result.json
@@ -150,6 +162,7 @@ for name in "${BLOCKS[@]}"; do
 	case $name in
 	host-to-container) expect_pair "$name" 1 ;;
 	container-to-container) expect_pair "$name" 4 ;;
+	round-trip) expect_rtt "$name" ;;
 	config) expect_config "$name" ;;
 	capture) expect_capture "$name" ;;
 	*) lr_fail "$name: a quick start this test knows" "unknown name (add its expectations to ${0##*/})" ;;
