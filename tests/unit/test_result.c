@@ -477,6 +477,101 @@ static void test_doc_header(void **state)
 	json_object_put(o);
 }
 
+/* Round trips: both directions from the sender's stamped count and the return's counts. */
+static void test_rtt_compute(void **state)
+{
+	struct lr_rx_result *rx = calloc(1, sizeof(*rx));
+	struct lr_rtt_result t;
+
+	(void)state;
+	/* 10000 stamped; the reflector reflected 9805 of which 5 forward duplicates; 9808 came back, 3 dups */
+	rx->packets = 9808;
+	rx->dups = 3;
+	rx->late = 2;
+	rx->sent = 9805;
+	rx->lost = 9805 - (9808 - 3);
+	rx->fwd_late = 7;
+	rx->fwd_dups = 5;
+	rx->flows = 4;
+	rx->flows_eot = 4;
+	rx->settled = true;
+	rx->lat_count = 100;
+	rx->lat_p99 = 4242;
+	lr_rtt_compute(10000, 4, rx, &t);
+	assert_true(t.settled);
+	assert_int_equal(t.fwd.sent, 10000);
+	assert_int_equal(t.fwd.received, 9805);
+	assert_int_equal(t.fwd.lost, 200);
+	assert_int_equal(t.fwd.late, 7);
+	assert_int_equal(t.fwd.dups, 5);
+	assert_int_equal(t.ret.sent, 9805);
+	assert_int_equal(t.ret.received, 9808);
+	assert_int_equal(t.ret.lost, 0);
+	assert_int_equal(t.ret.late, 2);
+	assert_int_equal(t.ret.dups, 3);
+	assert_int_equal(t.count, 100);
+	assert_int_equal(t.p99, 4242);
+
+	/* loss on the way back: 50 of 10000 reflected never returned */
+	memset(rx, 0, sizeof(*rx));
+	rx->packets = 9950;
+	rx->sent = 10000;
+	rx->lost = 50;
+	rx->flows = rx->flows_eot = 1;
+	rx->settled = true;
+	lr_rtt_compute(10000, 1, rx, &t);
+	assert_true(t.settled);
+	assert_int_equal(t.fwd.lost, 0);
+	assert_int_equal(t.ret.lost, 50);
+	assert_int_equal(t.ret.sent, 10000);
+
+	/* one flow's reflected marker missing: not settled, the return's gaps stand for its loss */
+	memset(rx, 0, sizeof(*rx));
+	rx->packets = 900;
+	rx->lost = 10;	/* open gaps */
+	rx->flows = 2;
+	rx->flows_eot = 1;
+	rx->settled = false;
+	lr_rtt_compute(1000, 2, rx, &t);
+	assert_false(t.settled);
+	assert_int_equal(t.ret.sent, 910);
+	assert_int_equal(t.fwd.received, 910);
+	assert_int_equal(t.fwd.lost, 90);
+	/* every marker in, but fewer flows than the sender had: still not settled */
+	rx->flows_eot = 2;
+	rx->settled = true;
+	lr_rtt_compute(1000, 3, rx, &t);
+	assert_false(t.settled);
+	free(rx);
+}
+
+static void test_rtt_json(void **state)
+{
+	static const struct lr_rtt_result a = {
+		.settled = true, .flows = 4, .flows_eot = 4,
+		.fwd = { .sent = 10000, .received = 9805, .late = 7, .dups = 5, .lost = 200 },
+		.ret = { .sent = 9805, .received = 9808, .late = 2, .dups = 3, .lost = -6 },
+		.count = 100, .min = 1000, .p50 = 2000, .p90 = 3000, .p99 = 4000, .p999 = 5000, .max = 6000, .mean = 2100,
+	};
+	struct json_object *o = json_object_new_object(), *v;
+	struct lr_rtt_result b;
+
+	(void)state;
+	lr_rtt_result_put(o, &a);
+	assert_int_equal(lr_rtt_result_get(o, &b, err, sizeof(err)), 0);
+	/* flows and flows_eot are not in the document */
+	b.flows = a.flows;
+	b.flows_eot = a.flows_eot;
+	assert_memory_equal(&a, &b, sizeof(a));
+	assert_int_equal(json_pointer_get(o, "/return/lost", &v), 0);
+	assert_int_equal(json_object_get_int64(v), -6);
+	/* strict: a key gone is refused with its path */
+	json_object_object_del(json_object_object_get(o, "forward"), "reordered");
+	assert_int_equal(lr_rtt_result_get(o, &b, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "forward.reordered"));
+	json_object_put(o);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -484,6 +579,7 @@ int main(void)
 		cmocka_unit_test(test_derived),	      cmocka_unit_test(test_tx_strict),
 		cmocka_unit_test(test_rx_strict),     cmocka_unit_test(test_bounds),
 		cmocka_unit_test(test_rx_clock),     cmocka_unit_test(test_doc_header),
+		cmocka_unit_test(test_rtt_compute),  cmocka_unit_test(test_rtt_json),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
