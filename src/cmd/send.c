@@ -103,6 +103,12 @@ static int peer_check(const struct lr_send_opts *o, char *err, size_t errlen)
 		snprintf(err, errlen, "--peer sends the template: --replay is for a local receiver");
 		return -EINVAL;
 	}
+	/* --rtt times the round trip on this side's clock alone: the agent's is not read */
+	if (o->rtt && o->clock == LR_CLOCK_ESTIMATE) {
+		snprintf(err, errlen, "--clock estimate: --rtt times the round trip on this side's one clock; "
+			 "there is no other clock to estimate");
+		return -EINVAL;
+	}
 	/* the agent's sender resolves its own addresses, toward -i's */
 	if (o->reverse && (o->have_src_ip || o->have_src_mac || o->have_dst_mac || o->pcap[0])) {
 		snprintf(err, errlen, "--reverse: the agent sends, from its interface to -i's address: --src-ip, "
@@ -339,7 +345,8 @@ static int send_here(const struct lr_send_opts *o, struct lr_peer *peer)
 	/* the capture file first: an unwritable path fails before any interface is touched */
 	if (o->pcap[0] && lr_pcap_open(o->pcap, o->pcap_max_bytes, 0, &pw, err, sizeof(err)))
 		return lr_fail(LR_EXIT_USAGE, "send", "--pcap: %s", err);
-	if (peer && (ret = lr_peer_prepare_rx(peer)))
+	/* the agent's receiver, or with --rtt its reflector (then our own receiver counts what comes back) */
+	if (peer && (ret = lr_peer_prepare(peer)))
 		goto fail;
 	if (o->rtt && (ret = rtt_begin(o, &ro, &rx)))
 		goto fail;
@@ -360,7 +367,7 @@ static int send_here(const struct lr_send_opts *o, struct lr_peer *peer)
 		have_rtt = !ret;
 	}
 	if (peer)
-		lr_peer_collect_rx(peer);
+		lr_peer_collect(peer);
 	if (!ret)
 		ret = lr_tx_report(c, peer ? lr_peer_json(peer) : NULL, have_rtt ? &rtt : NULL);
 	if (smp) {
@@ -379,7 +386,7 @@ static int send_here(const struct lr_send_opts *o, struct lr_peer *peer)
 	if (pw && lr_pcap_close(pw, err, sizeof(err)) && !ret)
 		ret = lr_fail(LR_EXIT_RUNTIME, "send", "--pcap: %s", err);
 	if (peer) {
-		int pret = lr_peer_report_rx(peer);
+		int pret = lr_peer_report(peer);
 
 		ret = ret ? ret : pret;
 	}

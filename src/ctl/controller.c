@@ -481,6 +481,12 @@ int lr_ctl_prepare_tx(struct lr_ctl *c, const struct lr_send_opts *o, const char
 	return prepare(c, lr_ctl_prepare_tx_msg(o, address), rd, err, errlen);
 }
 
+int lr_ctl_prepare_reflect(struct lr_ctl *c, const struct lr_reflect_opts *o, const char *address,
+			   struct lr_ctl_ready *rd, char *err, size_t errlen)
+{
+	return prepare(c, lr_ctl_prepare_reflect_msg(o, address), rd, err, errlen);
+}
+
 static const struct lr_jfield started_fields[] = {
 	{ "at_ns", LR_J_U64, offsetof(struct lr_ctl_started, at_ns) },
 	{ "late_ns", LR_J_U64, offsetof(struct lr_ctl_started, late_ns) },
@@ -540,8 +546,20 @@ static const struct lr_jfield progress_rx_fields[] = {
 	{ NULL }
 };
 
+static const struct lr_jfield progress_reflect_fields[] = {
+	P("packets", LR_J_U64, packets),
+	P("eot_markers", LR_J_U64, eot_markers),
+	P("foreign", LR_J_U64, foreign),
+	P("refused", LR_J_U64, refused),
+	{ NULL }
+};
+
 static const struct lr_jfield progress_tx[] = { { "tx", LR_J_OBJ, 0, .sub = progress_tx_fields }, { NULL } };
 static const struct lr_jfield progress_rx[] = { { "rx", LR_J_OBJ, 0, .sub = progress_rx_fields }, { NULL } };
+static const struct lr_jfield progress_reflect[] = {
+	{ "reflect", LR_J_OBJ, 0, .sub = progress_reflect_fields },
+	{ NULL }
+};
 
 int lr_ctl_progress(struct lr_ctl *c, struct lr_ctl_progress *p, char *err, size_t errlen)
 {
@@ -553,7 +571,8 @@ int lr_ctl_progress(struct lr_ctl *c, struct lr_ctl_progress *p, char *err, size
 	if (ret)
 		return ret;
 	p->tx = json_object_object_get_ex(m, "tx", &v);
-	ret = reply_get(c, m, p->tx ? progress_tx : progress_rx, p, err, errlen);
+	p->reflect = !p->tx && json_object_object_get_ex(m, "reflect", &v);
+	ret = reply_get(c, m, p->tx ? progress_tx : p->reflect ? progress_reflect : progress_rx, p, err, errlen);
 	json_object_put(m);
 	return ret;
 }
@@ -675,6 +694,109 @@ int lr_ctl_wait_tx(struct lr_ctl *c, unsigned int timeout_ms, bool *complete, st
 	}
 	*doc = w.doc;
 	*summary = w.summary;
+	return 0;
+}
+
+/* A reflector's result document: `linerate reflect --json`'s (src/rx/reflect.c, lr_reflect_result_put()). */
+#define R(k, t, m)	{ k, t, offsetof(struct lr_ctl_reflect, m) }
+#define RSTR(k, m) \
+	{ k, LR_J_STR, offsetof(struct lr_ctl_reflect, m), .size = sizeof(((struct lr_ctl_reflect *)0)->m) }
+
+static const struct lr_jfield reflect_forward_fields[] = {
+	{ "sent", LR_J_U64_NULL, offsetof(struct lr_ctl_reflect, sent), offsetof(struct lr_ctl_reflect, have_sent) },
+	R("received", LR_J_U64, received),
+	R("lost", LR_J_I64, lost),
+	R("reordered", LR_J_U64, reordered),
+	R("duplicates", LR_J_U64, duplicates),
+	{ NULL }
+};
+
+static const struct lr_jfield reflect_device_fields[] = {
+	R("tx_packets", LR_J_U64, dev_tx_packets),
+	R("tx_dropped", LR_J_U64, dev_tx_dropped),
+	R("driver_drops", LR_J_U64, dev_drv_drops),
+	{ NULL }
+};
+
+static const struct lr_jfield reflect_latency_fields[] = {
+	R("count", LR_J_U64, lat_count),
+	R("min", LR_J_U64, lat_min),
+	R("p50", LR_J_U64, lat_p50),
+	R("p99", LR_J_U64, lat_p99),
+	R("max", LR_J_U64, lat_max),
+	RSTR("clock", lat_clock),
+	{ NULL }
+};
+
+static const struct lr_jfield reflect_fields[] = {
+	RSTR("mode", mode),
+	R("packets", LR_J_U64, packets),
+	R("bytes", LR_J_U64, bytes),
+	R("eot_markers", LR_J_U64, eot_markers),
+	R("foreign", LR_J_U64, foreign),
+	R("bad_flow", LR_J_U64, bad_flow),
+	R("flows", LR_J_UINT, flows),
+	R("flows_eot", LR_J_UINT, flows_eot),
+	R("tail_settled", LR_J_BOOL, settled),
+	{ "forward", LR_J_OBJ, 0, .sub = reflect_forward_fields },
+	{ "device", LR_J_OBJ, 0, .sub = reflect_device_fields },
+	{ "forward_latency_ns", LR_J_OBJ, 0, .sub = reflect_latency_fields },
+	{ NULL }
+};
+
+/* the document's own keys beside these (command, schema, version) are checked by name below or not at all */
+static const struct lr_jfield reflect_doc_fields[] = {
+	{ "interface", LR_J_STR, offsetof(struct lr_ctl_reflect, interface),
+	  .size = sizeof(((struct lr_ctl_reflect *)0)->interface), .min = 1 },
+	R("duration_s", LR_J_DOUBLE, duration_s),
+	{ "reflect", LR_J_OBJ, 0, .sub = reflect_fields },
+	{ NULL }
+};
+
+/* @doc as a reflector's result: 0, or -EINVAL with "result.document.KEY: why" in @err. */
+static int reflect_result_get(struct json_object *doc, struct lr_ctl_reflect *r, char *err, size_t errlen)
+{
+	struct json_object *v;
+
+	memset(r, 0, sizeof(*r));
+	if (!json_object_object_get_ex(doc, "command", &v) || !json_object_is_type(v, json_type_string) ||
+	    strcmp(json_object_get_string(v), "reflect")) {
+		snprintf(err, errlen, "result.document.command: not \"reflect\", where a reflector's result belongs");
+		return -EINVAL;
+	}
+	return lr_jfield_get(doc, reflect_doc_fields, r, "result.document", false, err, errlen);
+}
+
+int lr_ctl_wait_reflect(struct lr_ctl *c, uint64_t timeout_ns, bool *complete, struct lr_ctl_reflect *r,
+			struct json_object **doc, char *err, size_t errlen)
+{
+	uint64_t end = lr_now_ns() + timeout_ns;
+	struct wait_reply w;
+	int ret;
+
+	for (;;) {
+		uint64_t now = lr_now_ns(), left_ms = now < end ? (end - now + 999999) / 1000000 : 0;
+
+		ret = wait_once(c, left_ms > LR_CTL_WAIT_MAX_MS ? LR_CTL_WAIT_MAX_MS : (unsigned int)left_ms, &w, err,
+				errlen);
+		if (ret)
+			return ret;
+		free(w.summary);
+		if (!w.doc)
+			snprintf(err, errlen, "result.document: null, where a reflector's result belongs");
+		if (!w.doc || reflect_result_get(w.doc, r, err, errlen)) {
+			json_object_put(w.doc);
+			return broken(c, err);
+		}
+		*complete = w.complete;
+		if (w.complete || lr_now_ns() >= end)
+			break;
+		json_object_put(w.doc);
+	}
+	if (doc)
+		*doc = w.doc;
+	else
+		json_object_put(w.doc);
 	return 0;
 }
 

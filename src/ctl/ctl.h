@@ -64,7 +64,7 @@ const struct lr_host *lr_ctl_host(const struct lr_ctl *c);
 /* The hello reply's "host" object, as the endpoint sent it (NULL before hello); the connection's. */
 struct json_object *lr_ctl_host_json(const struct lr_ctl *c);
 
-/* What prepare_rx and prepare_tx answer. */
+/* What prepare_rx, prepare_tx and prepare_reflect answer. */
 struct lr_ctl_ready {
 	char line[768];	/* the start line: engine, mode, why better ones were not usable */
 	char ifname[16];	/* the interface it runs on (found by address, or as asked) */
@@ -76,6 +76,12 @@ int lr_ctl_prepare_rx(struct lr_ctl *c, const struct lr_recv_opts *o, const char
 /* A sender as @o says, likewise; it sends nothing before lr_ctl_start(). */
 int lr_ctl_prepare_tx(struct lr_ctl *c, const struct lr_send_opts *o, const char *address,
 		      struct lr_ctl_ready *rd, char *err, size_t errlen);
+/*
+ * A reflector as @o says (send --peer --rtt's far end), likewise: it sends round-trip frames back
+ * from its reply on, until the test ends (quit, the stream's end, the dead-man timer).
+ */
+int lr_ctl_prepare_reflect(struct lr_ctl *c, const struct lr_reflect_opts *o, const char *address,
+			   struct lr_ctl_ready *rd, char *err, size_t errlen);
 /* When a sender's workers were released, and how long after the time asked, on its stamping clock. */
 struct lr_ctl_started {
 	uint64_t at_ns;
@@ -97,9 +103,12 @@ int lr_ctl_ping(struct lr_ctl *c, char *err, size_t errlen);
 /* The counters so far, for live lines. */
 struct lr_ctl_progress {
 	bool tx;	/* a sender's: packets (data frames completed) and queued; else a receiver's */
+	/* a reflector's: packets (data frames reflected), eot_markers, foreign (passed) and refused (by its device) */
+	bool reflect;
 	uint64_t packets, queued;
 	int64_t lost;
 	uint64_t reordered, duplicates, foreign;
+	uint64_t eot_markers, refused;
 };
 
 int lr_ctl_progress(struct lr_ctl *c, struct lr_ctl_progress *p, char *err, size_t errlen);
@@ -117,11 +126,37 @@ int lr_ctl_wait(struct lr_ctl *c, uint64_t timeout_ns, bool *complete, struct lr
  */
 int lr_ctl_wait_tx(struct lr_ctl *c, unsigned int timeout_ms, bool *complete, struct json_object **doc,
 		   char **summary, char *err, size_t errlen);
+/* A reflector's counts, from its result document (`linerate reflect --json`'s, docs/json.md). */
+struct lr_ctl_reflect {
+	char interface[16];
+	char mode[16];	/* "native", "generic" */
+	double duration_s;
+	uint64_t packets, bytes;	/* data frames reflected */
+	uint64_t eot_markers, foreign, bad_flow;
+	unsigned int flows, flows_eot;
+	bool settled;	/* every flow that sent frames had its marker reflected */
+	bool have_sent;
+	uint64_t sent;	/* forward, from the markers (have_sent) */
+	uint64_t received;
+	int64_t lost;	/* forward, as the reflector saw it */
+	uint64_t reordered, duplicates;
+	uint64_t dev_tx_packets, dev_tx_dropped, dev_drv_drops;	/* its device: sent, refused */
+	uint64_t lat_count, lat_min, lat_p50, lat_p99, lat_max;	/* forward one-way, same host only */
+	char lat_clock[32];
+};
+
+/*
+ * A reflector: waits up to @timeout_ns for every flow's end-of-test marker to be reflected (in
+ * requests of at most LR_CTL_WAIT_MAX_MS), then its counts so far into @r; @complete says whether
+ * the markers all came. With @doc, the endpoint's reflect document too (the caller's to put).
+ */
+int lr_ctl_wait_reflect(struct lr_ctl *c, uint64_t timeout_ns, bool *complete, struct lr_ctl_reflect *r,
+			struct json_object **doc, char *err, size_t errlen);
 /* One clock exchange: t1 and t4 on this process's stamping clock, t2 and t3 on the endpoint's. */
 int lr_ctl_clock(struct lr_ctl *c, struct lr_clock_sample *s, char *err, size_t errlen);
 /* @n exchanges into an estimate (ctl/clock.h); -ENODATA when none could be used. */
 int lr_ctl_clock_estimate(struct lr_ctl *c, unsigned int n, struct lr_clock_est *e, char *err, size_t errlen);
-/* The endpoint ends its receiver (the capture renamed into place) or sender and says bye. */
+/* The endpoint ends its receiver (the capture renamed into place), sender or reflector and says bye. */
 int lr_ctl_quit(struct lr_ctl *c, char *err, size_t errlen);
 
 /* ---- endpoint side ------------------------------------------------------------------------------ */

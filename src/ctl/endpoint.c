@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The endpoint's side of the agent protocol: a receiver or a sender run on a controller's requests,
- * ended by quit, by the stream's end, by the dead-man timer or by a signal, whichever comes first.
+ * The endpoint's side of the agent protocol: a receiver, a sender or a reflector run on a
+ * controller's requests, ended by quit, by the stream's end, by the dead-man timer or by a signal,
+ * whichever comes first.
  */
 #define _GNU_SOURCE	/* memfd_create() */
 #include <errno.h>
@@ -18,12 +19,14 @@
 #include "ctl/ctl.h"
 #include "ctl/msg.h"
 #include "ctl/request.h"
+#include "rx/reflect.h"
 #include "rx/report.h"
 #include "rx/rx.h"
 #include "sys/netdev.h"
 #include "tx/tx.h"
 #include "util/clock.h"
 #include "util/log.h"
+#include "util/report.h"
 #include "util/version.h"
 
 #define SEND_MS		5000
@@ -35,7 +38,7 @@
 #define READY_NS	(2 * 1000000000ULL)	/* the sender's workers pinned and waiting */
 #define STOP_REQUESTED	(-1)	/* lr_stop from a stop request; a signal sets its number */
 
-enum role { ROLE_NONE, ROLE_RX, ROLE_TX };
+enum role { ROLE_NONE, ROLE_RX, ROLE_TX, ROLE_REFLECT };
 
 struct endpoint {
 	const struct lr_ctl_serve_opts *so;
@@ -53,6 +56,9 @@ struct endpoint {
 	bool started, finished;
 	struct json_object *tx_doc;	/* its send document, once finished */
 	char *tx_summary;	/* its summary lines, once finished */
+	/* reflector (send --peer --rtt's far end): it reflects from its prepare to the test's end */
+	struct lr_reflect_opts fo;
+	struct lr_reflector refl;
 	int code;	/* why the test could not run, for the exit code */
 };
 
@@ -196,6 +202,7 @@ static struct json_object *on_hello(struct endpoint *e, struct json_object *req)
 	json_object_array_add(roles, json_object_new_string("rx"));
 	if (e->so->tx)
 		json_object_array_add(roles, json_object_new_string("tx"));
+	json_object_array_add(roles, json_object_new_string("reflect"));
 	json_object_object_add(m, "roles", roles);
 	lr_host_put(m, host);
 	free(host);
@@ -340,6 +347,37 @@ static struct json_object *on_prepare_rx(struct endpoint *e, struct json_object 
 	return ready(e, ROLE_RX, line, e->ro.ifname);
 }
 
+/*
+ * A reflector (send --peer --rtt's far end): reflect's XDP program on the interface, sending
+ * round-trip frames back from now on, as a receiver counts from its prepare.
+ */
+static struct json_object *on_prepare_reflect(struct endpoint *e, struct json_object *req)
+{
+	struct json_object *m;
+	char err[512], line[768], address[LR_CTL_ADDR_TEXT];
+	int ret;
+
+	/* before the parse: the options of a running reflector are read from e->fo */
+	if (e->role != ROLE_NONE)
+		return lr_msg_error(LR_EXIT_USAGE, "a test is prepared already (%s)", e->what);
+	if (lr_ctl_prepare_reflect_parse(req, &e->fo, address, err, sizeof(err)))
+		return refused(e, lr_msg_error(LR_EXIT_USAGE, "%s", err), LR_EXIT_USAGE);
+	e->fo.quiet = true;
+	e->fo.verbose = lr_log_level();
+	m = prepare_common(e, "reflect", e->fo.netns, e->fo.ifname, address);
+	if (m)
+		return refused(e, m, LR_EXIT_USAGE);
+	/*
+	 * An agent's policy said yes to this interface: the library's own check must not say no again.
+	 * run's child has no policy: the library refuses a physical NIC, as run's own sender does.
+	 */
+	e->fo.allow_physical = e->so->policy;
+	ret = lr_reflector_open(&e->fo, &e->refl, line, sizeof(line), err, sizeof(err));
+	if (ret)
+		return refused(e, lr_msg_error(ret, "%s", err), ret);
+	return ready(e, ROLE_REFLECT, line, e->fo.ifname);
+}
+
 static void end_test(struct endpoint *e, const char *why);
 
 static struct json_object *on_prepare_tx(struct endpoint *e, struct json_object *req)
@@ -417,12 +455,14 @@ static struct json_object *on_start(struct endpoint *e, struct json_object *req)
 	if (lr_ctl_start_parse(req, &at, err, sizeof(err)))
 		return lr_msg_error(LR_EXIT_USAGE, "%s", err);
 	if (e->role == ROLE_NONE)
-		return lr_msg_error(LR_EXIT_USAGE, "nothing prepared: prepare_rx or prepare_tx first");
+		return lr_msg_error(LR_EXIT_USAGE, "nothing prepared: prepare_rx, prepare_tx or prepare_reflect first");
 	if (e->started)
 		return lr_msg_error(LR_EXIT_USAGE, "started already");
 	now = lr_now_bpf_ns();
 	if (e->role == ROLE_RX && at)
 		return lr_msg_error(LR_EXIT_USAGE, "start.at_ns: a receiver counts from prepare_rx: give 0");
+	if (e->role == ROLE_REFLECT && at)
+		return lr_msg_error(LR_EXIT_USAGE, "start.at_ns: a reflector reflects from prepare_reflect: give 0");
 	if (at > now + LR_CTL_START_AHEAD_NS)
 		return lr_msg_error(LR_EXIT_USAGE, "start.at_ns: %.3f s ahead of this host's clock: at most %.0f s",
 				    (double)(at - now) / 1e9, (double)LR_CTL_START_AHEAD_NS / 1e9);
@@ -478,17 +518,45 @@ static void finish_tx(struct endpoint *e)
 	e->finished = true;
 }
 
+static const char *role_name(enum role r)
+{
+	return r == ROLE_RX ? "receiver" : r == ROLE_TX ? "sender" : "reflector";
+}
+
 /* NULL when the role's test can take the request, else the error to answer with. */
 static struct json_object *not_ready(const struct endpoint *e, enum role want)
 {
 	if (e->role == ROLE_NONE)
-		return lr_msg_error(LR_EXIT_USAGE, "nothing prepared: %s first", want == ROLE_TX ? "prepare_tx" : "prepare_rx");
+		return lr_msg_error(LR_EXIT_USAGE, "nothing prepared: %s first",
+				    want == ROLE_TX	 ? "prepare_tx" :
+				    want == ROLE_REFLECT ? "prepare_reflect" :
+							   "prepare_rx");
 	if (want != ROLE_NONE && e->role != want)
-		return lr_msg_error(LR_EXIT_USAGE, "the test prepared is a %s", e->role == ROLE_RX ? "receiver" : "sender");
-	if (e->role == ROLE_RX && !lr_if_present(&e->rx.ifc))
+		return lr_msg_error(LR_EXIT_USAGE, "the test prepared is a %s", role_name(e->role));
+	if ((e->role == ROLE_RX && !lr_if_present(&e->rx.ifc)) ||
+	    (e->role == ROLE_REFLECT && !lr_if_present(&e->refl.ifc)))
 		return lr_msg_error(LR_EXIT_RUNTIME, "interface %s disappeared (deleted, or its veth peer's namespace went away)",
-				    e->ro.ifname);
+				    e->role == ROLE_RX ? e->ro.ifname : e->fo.ifname);
 	return NULL;
+}
+
+/* The reflector's counts as a document: `linerate reflect --json`'s, or NULL after an error (in *m). */
+static struct json_object *reflect_doc(struct endpoint *e, struct json_object **m)
+{
+	struct lr_reflect_result x;
+	struct json_object *doc;
+	int ret = lr_reflector_collect(&e->refl, &x);
+
+	if (ret) {
+		*m = lr_msg_error(LR_EXIT_RUNTIME, "cannot read the reflector's counters: %s", strerror(-ret));
+		return NULL;
+	}
+	doc = lr_json_doc("reflect");
+	json_object_object_add(doc, "interface", json_object_new_string(e->fo.ifname));
+	json_object_object_add(doc, "duration_s", json_object_new_double(x.duration_s));
+	json_object_object_add(doc, "error", NULL);
+	lr_reflect_result_put(doc, &x);
+	return doc;
 }
 
 /* The receiver's recv document so far, or NULL after an error (in *m). */
@@ -519,7 +587,21 @@ static struct json_object *on_progress(struct endpoint *e)
 	if (m)
 		return m;
 	o = json_object_new_object();
-	if (e->role == ROLE_TX) {
+	if (e->role == ROLE_REFLECT) {
+		struct lr_reflect_result x;
+
+		ret = lr_reflector_collect(&e->refl, &x);
+		if (ret) {
+			json_object_put(o);
+			return lr_msg_error(LR_EXIT_RUNTIME, "cannot read the reflector's counters: %s",
+					    strerror(-ret));
+		}
+		json_object_object_add(o, "packets", json_object_new_int64((int64_t)x.packets));
+		json_object_object_add(o, "eot_markers", json_object_new_int64((int64_t)x.eot));
+		json_object_object_add(o, "foreign", json_object_new_int64((int64_t)x.foreign));
+		json_object_object_add(o, "refused",
+				       json_object_new_int64((int64_t)(x.dev_tx_dropped + x.dev_drv_drops)));
+	} else if (e->role == ROLE_TX) {
 		ws = lr_tx_workers(e->tx, &n);
 		for (i = 0; e->started && i < n; i++) {
 			done += lr_tx_worker_done(&ws[i]);
@@ -543,7 +625,7 @@ static struct json_object *on_progress(struct endpoint *e)
 		free(r);
 	}
 	m = lr_msg_new("progress");
-	json_object_object_add(m, e->role == ROLE_TX ? "tx" : "rx", o);
+	json_object_object_add(m, e->role == ROLE_TX ? "tx" : e->role == ROLE_REFLECT ? "reflect" : "rx", o);
 	return m;
 }
 
@@ -579,6 +661,14 @@ static struct json_object *on_wait(struct endpoint *e, struct json_object *req)
 		if (complete)
 			finish_tx(e);
 		return result(complete, complete ? json_object_get(e->tx_doc) : NULL, complete ? e->tx_summary : "");
+	}
+	if (e->role == ROLE_REFLECT) {
+		/* every flow's marker reflected; then their repeats */
+		while (!(complete = lr_reflector_complete(&e->refl)) && lr_now_ns() < end)
+			usleep(POLL_US);
+		usleep(LINGER_US);
+		doc = reflect_doc(e, &m);
+		return doc ? result(complete, doc, "") : m;
 	}
 	while (!(complete = lr_rx_complete(&e->rx)) && lr_now_ns() < end)
 		usleep(POLL_US);
@@ -636,6 +726,18 @@ static void log_end(struct endpoint *e, const char *why)
 
 	if (!e->so->log || e->role == ROLE_NONE)
 		return;
+	if (e->role == ROLE_REFLECT) {
+		struct lr_reflect_result x;
+
+		if (!lr_reflector_collect(&e->refl, &x))
+			lr_ctl_log("%s: test %s ended (%s): %llu frames and %llu markers reflected, forward %lld lost, "
+				   "%llu reordered, %llu duplicates%s; the device refused %llu",
+				   e->so->peer, e->what, why, (unsigned long long)x.packets, (unsigned long long)x.eot,
+				   (long long)x.lost, (unsigned long long)x.late, (unsigned long long)x.dups,
+				   x.settled ? "" : " (not every end-of-test marker came)",
+				   (unsigned long long)(x.dev_tx_dropped + x.dev_drv_drops));
+		return;
+	}
 	if (e->role == ROLE_TX) {
 		uint64_t sent = 0;
 
@@ -663,6 +765,11 @@ static void end_test(struct endpoint *e, const char *why)
 	log_end(e, why);
 	if (e->role == ROLE_RX)
 		lr_rx_end(&e->rx);
+	if (e->role == ROLE_REFLECT) {
+		/* detached first (frames pass from then on), then its maps and program freed */
+		lr_reflector_stop(&e->refl);
+		lr_reflector_close(&e->refl);
+	}
 	lr_tx_close(e->tx);
 	e->tx = NULL;
 	json_object_put(e->tx_doc);
@@ -697,6 +804,8 @@ static struct json_object *dispatch(struct endpoint *e, struct json_object *req,
 		return on_prepare_rx(e, req);
 	if (!strcmp(type, "prepare_tx"))
 		return on_prepare_tx(e, req);
+	if (!strcmp(type, "prepare_reflect"))
+		return on_prepare_reflect(e, req);
 	if (!strcmp(type, "start"))
 		return on_start(e, req);
 	if (!strcmp(type, "progress"))

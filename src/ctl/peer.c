@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* send --peer: the agent's receiver (or, --reverse, its sender), the clocks between the two ends, both reports. */
+/*
+ * send --peer: the agent's receiver (or, --reverse, its sender; or, --rtt, its reflector), the clocks
+ * between the two ends, both reports.
+ */
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -9,6 +12,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <sys/socket.h>
+#include "cmd/cmd.h"
 #include "ctl/ctl.h"
 #include "ctl/peer.h"
 #include "ctl/request.h"
@@ -32,11 +36,12 @@ struct lr_peer {
 	struct lr_clock_est before;
 	bool failed;
 	char error[768];	/* why the far end's result is missing */
-	/* the far end's result: a recv document (forward) or a send document (reverse) */
+	/* the far end's result: a recv document (forward), a send document (reverse) or a reflect document (--rtt) */
 	struct json_object *doc;
 	char *summary;	/* reverse: the agent's sender summary */
 	struct lr_rx_context x;	/* forward: the receiver's context and result */
 	struct lr_rx_result r;
+	struct lr_ctl_reflect f;	/* --rtt: the reflector's counts */
 	bool have_result;
 	struct json_object *json;	/* the "peer" object */
 };
@@ -152,14 +157,57 @@ static const char *peer_address(const struct lr_peer *p, char *buf, size_t len)
 	return buf;
 }
 
-int lr_peer_prepare_rx(struct lr_peer *p)
+/* The prepare's failure (@ret, @err): the agent's refusal, or the agent gone. */
+static int prepare_failed(struct lr_peer *p, int ret, const char *err)
+{
+	return lr_fail(ret > 0 ? ret : LR_EXIT_RUNTIME, "send", "--peer: %s%s%s", ret > 0 ? "" : lr_ctl_name(p->c),
+		       ret > 0 ? "" : ": ", err);
+}
+
+/*
+ * --rtt: a reflector on the agent's interface that holds --dst-ip (or --peer-interface), sending
+ * this side's round-trip frames back from now on. No clock exchange: the round trip is this
+ * side's stamp and this side's arrival, one clock, whichever host the reflector is on (the
+ * reflector's own one-way figure is meaningful on one host only, and says so).
+ */
+static int prepare_reflect(struct lr_peer *p)
 {
 	const struct lr_send_opts *o = p->o;
-	struct lr_recv_opts *ro = malloc(sizeof(*ro));
+	struct lr_reflect_opts *fo = malloc(sizeof(*fo));
 	struct lr_ctl_ready rd;
 	char err[768], addr[INET6_ADDRSTRLEN];
 	int ret;
 
+	if (!fo)
+		return lr_fail(LR_EXIT_RUNTIME, "send", "out of memory");
+	lr_cli_defaults(&lr_reflect_cli, fo);
+	snprintf(fo->ifname, sizeof(fo->ifname), "%s", o->peer_ifname);
+	snprintf(fo->netns, sizeof(fo->netns), "%s", o->peer_netns);
+	fo->dst_port = o->dst_port;
+	fo->xdp_mode = LR_XDP_AUTO;
+	ret = lr_ctl_prepare_reflect(p->c, fo, peer_address(p, addr, sizeof(addr)), &rd, err, sizeof(err));
+	free(fo);
+	if (ret)
+		return prepare_failed(p, ret, err);
+	if (!o->quiet)
+		fprintf(stderr, "linerate send: reflector on %s%s: %s\n", rd.ifname, p->where, rd.line);
+	ret = lr_ctl_keepalive(p->c);
+	if (ret)
+		return lr_fail(LR_EXIT_RUNTIME, "send", "cannot start the keepalive thread: %s", strerror(-ret));
+	return 0;
+}
+
+int lr_peer_prepare(struct lr_peer *p)
+{
+	const struct lr_send_opts *o = p->o;
+	struct lr_recv_opts *ro;
+	struct lr_ctl_ready rd;
+	char err[768], addr[INET6_ADDRSTRLEN];
+	int ret;
+
+	if (o->rtt)
+		return prepare_reflect(p);
+	ro = malloc(sizeof(*ro));
 	if (!ro)
 		return lr_fail(LR_EXIT_RUNTIME, "send", "out of memory");
 	clock_before(p);
@@ -172,8 +220,7 @@ int lr_peer_prepare_rx(struct lr_peer *p)
 	ret = lr_ctl_prepare_rx(p->c, ro, peer_address(p, addr, sizeof(addr)), &rd, err, sizeof(err));
 	free(ro);
 	if (ret)
-		return lr_fail(ret > 0 ? ret : LR_EXIT_RUNTIME, "send", "--peer: %s%s%s", ret > 0 ? "" : lr_ctl_name(p->c),
-			       ret > 0 ? "" : ": ", err);
+		return prepare_failed(p, ret, err);
 	if (!o->quiet)
 		fprintf(stderr, "linerate send: receiver on %s%s: %s\n", rd.ifname, p->where, rd.line);
 	ret = lr_ctl_keepalive(p->c);
@@ -182,7 +229,33 @@ int lr_peer_prepare_rx(struct lr_peer *p)
 	return 0;
 }
 
-void lr_peer_collect_rx(struct lr_peer *p)
+/* The agent's quit: its test ended, everything detached, before this process reports. */
+static void quit(struct lr_peer *p)
+{
+	char err[512];
+	int ret = lr_ctl_quit(p->c, err, sizeof(err));
+
+	if (ret)
+		pr_info("linerate send: %s's quit: %s\n", lr_ctl_name(p->c), err);
+}
+
+/* --rtt: the reflector's counts, once this side has its reflected markers (or gave up on them). */
+static void collect_reflect(struct lr_peer *p)
+{
+	char err[512];
+	bool complete;
+	int ret;
+
+	ret = lr_ctl_wait_reflect(p->c, EOT_WAIT_NS, &complete, &p->f, &p->doc, err, sizeof(err));
+	if (ret) {
+		call_failed(p, ret, "the reflector's result", err);
+		return;
+	}
+	p->have_result = true;
+	quit(p);
+}
+
+void lr_peer_collect(struct lr_peer *p)
 {
 	struct json_object *doc;
 	char err[512];
@@ -191,6 +264,10 @@ void lr_peer_collect_rx(struct lr_peer *p)
 
 	if (lr_peer_failed(p))
 		return;
+	if (p->o->rtt) {
+		collect_reflect(p);
+		return;
+	}
 	ret = lr_ctl_wait(p->c, EOT_WAIT_NS, &complete, &p->r, &doc, err, sizeof(err));
 	if (!ret && lr_rx_doc_get(doc, &p->x, &p->r, err, sizeof(err)))
 		ret = -EBADMSG;
@@ -204,9 +281,7 @@ void lr_peer_collect_rx(struct lr_peer *p)
 	/* its document again, with the latency now on one time line */
 	p->doc = lr_rx_doc(&p->x, &p->r);
 	p->have_result = true;
-	ret = lr_ctl_quit(p->c, err, sizeof(err));
-	if (ret)
-		pr_info("linerate send: %s's quit: %s\n", lr_ctl_name(p->c), err);
+	quit(p);
 }
 
 struct json_object *lr_peer_json(struct lr_peer *p)
@@ -223,9 +298,28 @@ struct json_object *lr_peer_json(struct lr_peer *p)
 	return p->json;
 }
 
-int lr_peer_report_rx(struct lr_peer *p)
+/* --rtt: one line of what the reflector did, the forward direction as it saw it. */
+static void report_reflect(const struct lr_peer *p)
 {
-	if (p->have_result)
+	const struct lr_ctl_reflect *f = &p->f;
+
+	if (!p->have_result) {
+		fprintf(stderr, "  peer reflector%s: no result: %s\n", p->where, p->error);
+		return;
+	}
+	fprintf(stderr, "  peer reflector: %llu frames and %llu markers reflected on %s%s, XDP %s; "
+		"forward lost %lld%s, reordered %llu, duplicates %llu as it saw them; its device refused %llu\n",
+		(unsigned long long)f->packets, (unsigned long long)f->eot_markers, f->interface, p->where, f->mode,
+		(long long)f->lost, f->settled ? "" : " (open gaps: not every flow's marker came)",
+		(unsigned long long)f->reordered, (unsigned long long)f->duplicates,
+		(unsigned long long)(f->dev_tx_dropped + f->dev_drv_drops));
+}
+
+int lr_peer_report(struct lr_peer *p)
+{
+	if (p->o->rtt)
+		report_reflect(p);
+	else if (p->have_result)
 		lr_rx_summary(&p->x, &p->r);
 	else
 		fprintf(stderr, "\nlinerate recv%s: no result: %s\n", p->where, p->error);
@@ -265,8 +359,7 @@ static int reverse_prepare(struct lr_peer *p, struct reverse *v)
 			       o->ifname, o->family == AF_INET6 ? "IPv6" : "IPv4");
 	ret = lr_ctl_prepare_tx(p->c, &v->t, peer_address(p, addr, sizeof(addr)), &rd, err, sizeof(err));
 	if (ret)
-		return lr_fail(ret > 0 ? ret : LR_EXIT_RUNTIME, "send", "--peer: %s%s%s", ret > 0 ? "" : lr_ctl_name(p->c),
-			       ret > 0 ? "" : ": ", err);
+		return prepare_failed(p, ret, err);
 	if (!o->quiet)
 		fprintf(stderr, "linerate send: sender on %s%s: %s\n", rd.ifname, p->where, rd.line);
 	return 0;
@@ -396,8 +489,8 @@ int lr_peer_reverse(struct lr_peer *p)
 	if (!ret) {
 		reverse_run(p);
 		ret = reverse_collect(p, v);
-		if (!p->failed && lr_ctl_quit(p->c, err, sizeof(err)))
-			pr_info("linerate send: %s's quit: %s\n", lr_ctl_name(p->c), err);
+		if (!p->failed)
+			quit(p);
 		if (!ret)
 			ret = reverse_report(p, v);
 	}

@@ -64,6 +64,14 @@ static const struct optkey tx_keys[] = {
 	{ NULL }
 };
 
+static const struct optkey reflect_keys[] = {
+	{ "interface", LR_O_REFLECT_IFACE, true },	/* or address */
+	{ "netns", LR_O_NETNS, true },
+	{ "dst_port", LR_O_DST_PORT },
+	{ "xdp_mode", LR_O_REFLECT_MODE },
+	{ NULL }
+};
+
 /* The keys a prepare request has beside its options. */
 struct extras {
 	char address[LR_CTL_ADDR_TEXT];
@@ -76,6 +84,7 @@ static const struct lr_jfield rx_extra_fields[] = {
 	{ NULL }
 };
 
+/* prepare_tx's and prepare_reflect's */
 static const struct lr_jfield tx_extra_fields[] = {
 	{ "address", LR_J_STR, offsetof(struct extras, address), .size = LR_CTL_ADDR_TEXT },
 	{ NULL }
@@ -375,6 +384,31 @@ int lr_ctl_prepare_tx_parse(struct json_object *msg, struct lr_send_opts *o, cha
 	if (ret)
 		return ret;
 	err[0] = '\0';
+	memcpy(address, x.address, LR_CTL_ADDR_TEXT);
+	return 0;
+}
+
+struct json_object *lr_ctl_prepare_reflect_msg(const struct lr_reflect_opts *o, const char *address)
+{
+	struct json_object *m = opts_put(lr_msg_new("prepare_reflect"), &lr_reflect_cli, reflect_keys, o);
+
+	json_object_object_add(m, "address", json_object_new_string(address ? address : ""));
+	return m;
+}
+
+int lr_ctl_prepare_reflect_parse(struct json_object *msg, struct lr_reflect_opts *o,
+				 char address[LR_CTL_ADDR_TEXT], char *err, size_t errlen)
+{
+	struct extras x;
+	int ret;
+
+	lr_cli_defaults(&lr_reflect_cli, o);
+	ret = opts_get(msg, &lr_reflect_cli, reflect_keys, tx_extra_fields, &x, o, err, errlen);
+	if (!ret)
+		ret = target_check("prepare_reflect", o->ifname, x.address, err, errlen);
+	if (ret)
+		return ret;
+	/* duration, once, json and ready_file are reflect's alone: their defaults (until the test ends, no file) */
 	memcpy(address, x.address, LR_CTL_ADDR_TEXT);
 	return 0;
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The requests of the agent protocol as messages and back, each parsed as strictly as the command
- * line: prepare_rx and prepare_tx carry recv's and send's options through the option table itself.
+ * line: prepare_rx, prepare_tx and prepare_reflect carry recv's, send's and reflect's options through
+ * the option table itself.
  */
 #ifndef LINERATE_CTL_REQUEST_H
 #define LINERATE_CTL_REQUEST_H
@@ -26,6 +27,13 @@ int lr_ctl_prepare_rx_parse(struct json_object *msg, struct lr_recv_opts *o, cha
 struct json_object *lr_ctl_prepare_tx_msg(const struct lr_send_opts *o, const char *address);
 int lr_ctl_prepare_tx_parse(struct json_object *msg, struct lr_send_opts *o, char address[LR_CTL_ADDR_TEXT],
 			    char *err, size_t errlen);
+/*
+ * The same for a reflector (send --peer --rtt's far end): reflect's interface, namespace, test port
+ * and XDP mode, or the address its interface holds.
+ */
+struct json_object *lr_ctl_prepare_reflect_msg(const struct lr_reflect_opts *o, const char *address);
+int lr_ctl_prepare_reflect_parse(struct json_object *msg, struct lr_reflect_opts *o,
+				 char address[LR_CTL_ADDR_TEXT], char *err, size_t errlen);
 
 /* hello's request: the controller's version and nonce. */
 struct lr_ctl_hello_req {

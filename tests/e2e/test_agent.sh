@@ -24,14 +24,20 @@
 #   - the agent's policy: an interface outside its --allow refused (exit 2, one line naming it)
 #   - a wrong token, no token: refused (exit 2, one line), logged by the agent, nothing done
 #   - --clock estimate on one host: latency_ns.clock "estimated", |offset_ns| <= error_bound_ns
+#   - round trips, send --peer --rtt h1 -> h2 (the agent's reflector on h2's ul0, this side's
+#     receiver on h1's): 10000 frames at 20 kpps, forward and return received == 10000 and lost 0,
+#     rtt_settled, rtt_ns.p50 > 0, the reflector's document under peer.result (reflect.packets ==
+#     10000), its start line and a "peer reflector:" line printed; no XDP program left on either
+#     ul0; a reflector outside the agent's --allow refused (exit 2, one line naming it)
 #   - start at a given time (a relay of our own asks it): too far ahead refused (code 2); 300 ms
 #     ahead, the agent's sender starts then and not before, and says how late
 #   - busy: a second controller gets one line naming the running test (exit 1); the first passes
-#   - controller SIGKILLed mid-test, the agent receiving (XDP) and sending (live engine, its lrlive
-#     tap): within 2 s no XDP program and no tap in h2; the next test counts exactly
+#   - controller SIGKILLed mid-test, the agent receiving (XDP), sending (live engine, its lrlive
+#     tap) and reflecting (--rtt): within 2 s no XDP program and no tap in h2; the next test counts
+#     exactly
 #   - the management link cut mid-test, either way: the controller says the agent failed, keeps
 #     its own counts and exits 1 within 5 s; the agent's dead-man timer ends the test (its
-#     receiver's XDP program gone; its sender's end logged) within 3 s
+#     receiver's and its reflector's XDP program gone; its sender's end logged) within 3 s
 #   - the agent SIGKILLed mid-test (alone: its session ends the test itself; with its session: a
 #     crash): the controller names the agent, exits 1 within 5 s
 #   - SIGTERM mid-test: the controller is told the agent is stopping and exits 1 within 5 s, the
@@ -132,12 +138,13 @@ wait_log()
 
 # wait_for_test NAME TIMEOUT_S: until agent NAME logs one more prepared test than TESTS_SEEN.
 TESTS_SEEN=0
+TEST_RE=': test (rx|tx|reflect) on ul0: '
 wait_for_test()
 {
 	local deadline=$(($(lr_now_ns) + $2 * 1000000000)) n
 
 	while :; do
-		n=$(grep -c ": test [rt]x on ul0: " "$LR_TMP/$1.err" || true)
+		n=$(grep -cE "$TEST_RE" "$LR_TMP/$1.err" || true)
 		if ((n > TESTS_SEEN)); then
 			TESTS_SEEN=$n
 			return 0
@@ -297,6 +304,52 @@ lr_check "--clock estimate: |offset_ns| <= error_bound_ns (the truth is 0)" \
 lr_check "--clock estimate: error_bound_ns" "$(lr_jget "$LR_TMP/clock.json" .peer.result.latency_ns.error_bound_ns)" ">" 0
 
 # ---------------------------------------------------------------------------------------------
+# Round trips through the agent: send --peer --rtt, the agent's reflector on h2's ul0 sending the
+# frames back to this side's receiver on h1's ul0.
+
+RTT_COUNT=10000
+ctl rtt send --netns "$H1" -i ul0 --dst-ip 198.19.0.2 --count "$RTT_COUNT" --rate 20k --rtt --peer "$A2" \
+	--token-file "$TOKEN" --json "$LR_TMP/rtt.json"
+lr_show_file "$LR_TMP/rtt.err"
+R=$LR_TMP/rtt.json
+lr_check "--rtt through the agent: exit code" "$RC" == 0
+lr_jvalid "$R"
+lr_check "--rtt: tx.packets" "$(lr_jget "$R" .tx.packets)" == "$RTT_COUNT"
+lr_check "--rtt: forward.sent" "$(lr_jget "$R" .forward.sent)" == "$RTT_COUNT"
+lr_check "--rtt: forward.received (reflected)" "$(lr_jget "$R" .forward.received)" == "$RTT_COUNT"
+lr_check "--rtt: forward.lost" "$(lr_jget "$R" .forward.lost)" == 0
+lr_check "--rtt: return.received" "$(lr_jget "$R" .return.received)" == "$RTT_COUNT"
+lr_check "--rtt: return.lost" "$(lr_jget "$R" .return.lost)" == 0
+lr_check "--rtt: rtt_settled" "$(jq -r .rtt_settled "$R")" == true
+lr_check "--rtt: rtt_ns.p50" "$(lr_jget "$R" .rtt_ns.p50)" ">" 0
+lr_check "--rtt: peer.agent" "$(lr_jget "$R" .peer.agent)" == "$A2"
+lr_check "--rtt: peer.error" "$(jq -r .peer.error "$R")" == null
+lr_check "--rtt: peer.result.command" "$(lr_jget "$R" .peer.result.command)" == reflect
+lr_check "--rtt: peer.result.interface" "$(lr_jget "$R" .peer.result.interface)" == ul0
+lr_check "--rtt: peer.result.reflect.packets" "$(lr_jget "$R" .peer.result.reflect.packets)" == "$RTT_COUNT"
+lr_check "--rtt: peer.result.reflect.eot_markers (5 per flow)" "$(lr_jget "$R" .peer.result.reflect.eot_markers)" \
+	== $(($(lr_jget "$R" .flows) * 5))
+lr_check "--rtt: peer.result.reflect.forward.lost" "$(lr_jget "$R" .peer.result.reflect.forward.lost)" == 0
+lr_check "--rtt: peer.result.reflect.tail_settled" "$(jq -r .peer.result.reflect.tail_settled "$R")" == true
+lr_check_cmd "--rtt: the reflector's start line" \
+	grep -q "^linerate send: reflector on ul0 (agent $A2): reflecting on ul0, XDP [a-z]* mode: " "$LR_TMP/rtt.err"
+lr_check_cmd "--rtt: the peer reflector line" grep -qE "^  peer reflector: $RTT_COUNT frames and [0-9]+ markers \
+reflected on ul0 \(agent $A2\), XDP [a-z]+; forward lost 0, reordered 0, duplicates 0 as it saw them; its device refused 0$" \
+	"$LR_TMP/rtt.err"
+lr_check_cmd "--rtt: no XDP program left on the agent's ul0 (h2)" lr_xdp_absent "$H2" ul0
+lr_check_cmd "--rtt: no XDP program left on this side's ul0 (h1)" lr_xdp_absent "$H1" ul0
+lr_check_cmd "--rtt: the agent logged the reflector's end" \
+	grep -q "test reflect on ul0 ended (quit): $RTT_COUNT frames and [0-9]* markers reflected, forward 0 lost" \
+	"$LR_TMP/a2.err"
+
+ctl policy-rtt send --netns "$H2" -i ul0 --dst-ip 198.19.0.1 --count 10 --rtt --peer "$A1_ADDR" \
+	--token-file "$TOKEN" --peer-interface br0
+refused "a reflector outside the agent's --allow" "$RC" 2 "$LR_TMP/policy-rtt.err" \
+	"interface br0 is not served here: it matches none of the agent's --allow patterns (ul*)"
+lr_check_cmd "the agent logged the reflector's refusal" grep -q "refused reflect on br0" "$LR_TMP/a1.err"
+lr_check_cmd "--rtt refused: nothing attached on h1's br0" lr_xdp_absent "$H1" br0
+
+# ---------------------------------------------------------------------------------------------
 # start at a given time, asked by a relay that speaks the protocol itself (tests/e2e/
 # start_at_proxy.py): 5 s ahead refused; 300 ms ahead, the agent's sender starts then, not before.
 
@@ -399,7 +452,7 @@ refused "run, a [tx] agent without its token" "$RC" 2 "$LR_TMP/runbad.err" "[tx]
 # ---------------------------------------------------------------------------------------------
 # Busy.
 
-TESTS_SEEN=$(grep -c ": test [rt]x on ul0: " "$LR_TMP/a2.err" || true)
+TESTS_SEEN=$(grep -cE "$TEST_RE" "$LR_TMP/a2.err" || true)
 background long --duration 4s --json "$LR_TMP/long.json"
 LONG=$BG_PID
 if wait_for_test a2 10; then
@@ -441,6 +494,7 @@ kill_controller()
 
 kill_controller "controller killed, the agent receiving"
 kill_controller "controller killed, the agent sending (live)" --reverse --engine live
+kill_controller "controller killed, the agent reflecting (--rtt)" --rtt
 # the killed controller's own receiver stays attached in h1: its host is this test's to clean
 ip -n "$H1" link set ul0 xdp off 2>/dev/null || true
 forward next
@@ -479,6 +533,22 @@ else
 	lr_fail "link cut: the agent ended the test" "$(tail -n 2 "$LR_TMP/a2.err")"
 fi
 lr_check_cmd "link cut: the agent logged why" wait_log "$LR_TMP/a2.err" "no message from the controller for 2000 ms" 2
+ip -n "$CTL" link set m2 up
+ip -n "$H1" link set ul0 xdp off 2>/dev/null || true
+
+background cut-rtt --rtt
+wait_for_test a2 10 || lr_fail "link cut, --rtt: the test started" "$(tail -n 3 "$LR_TMP/a2.err")"
+sleep 0.5
+ip -n "$CTL" link set m2 down
+fails_within "link cut, --rtt" "the agent at $A2 failed" cut-rtt
+if clean_within "$H2" ul0 3; then
+	lr_pass "link cut, --rtt: the agent's dead-man timer detached the reflector (no XDP on ul0) ${CLEAN_MS} ms after"
+else
+	lr_fail "link cut, --rtt: the agent detached the reflector" "$(tail -n 2 "$LR_TMP/a2.err")"
+fi
+lr_check_cmd "link cut, --rtt: the agent logged why" \
+	wait_log "$LR_TMP/a2.err" "test reflect on ul0 ended (no message from the controller for 2000 ms)" 3
+lr_check_cmd "link cut, --rtt: this side's counts are kept" grep -q "^  return " "$LR_TMP/cut-rtt.err"
 ip -n "$CTL" link set m2 up
 ip -n "$H1" link set ul0 xdp off 2>/dev/null || true
 

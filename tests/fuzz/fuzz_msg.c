@@ -38,6 +38,7 @@
 /* static: the option structs are tens of kilobytes */
 static struct lr_send_opts tx;
 static struct lr_recv_opts rx;
+static struct lr_reflect_opts fo;
 static struct lr_host host;
 static struct lr_rx_result result;
 static struct lr_rx_context context;
@@ -76,6 +77,10 @@ static void parse_all(struct json_object *m)
 		CHECK(tx.have_dst_ip && (tx.family == AF_INET || tx.family == AF_INET6));
 		CHECK(tx.count || tx.duration_ns);
 	}
+	ret = lr_ctl_prepare_reflect_parse(m, &fo, address, err, sizeof(err));
+	one_line(ret, err, sizeof(err));
+	if (!ret)
+		CHECK(!fo.ifname[0] != !address[0] && fo.dst_port >= 1 && fo.xdp_mode <= LR_XDP_GENERIC);
 	ret = lr_ctl_wait_parse(m, &ms, err, sizeof(err));
 	one_line(ret, err, sizeof(err));
 	CHECK(ret || ms <= LR_CTL_WAIT_MAX_MS);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests for the agent's requests and facts (no root, no network): prepare_tx and prepare_rx
- * through the option table (each key missing, mistyped, out of bounds: refused by name), the small
+ * Unit tests for the agent's requests and facts (no root, no network): prepare_tx, prepare_rx and
+ * prepare_reflect through the option table (each key missing, mistyped, out of bounds: refused by name), the small
  * requests, the auth proofs against known answers, the token file's checks, host facts,
  * HOST[:PORT], and the options of send --peer and agent.
  */
@@ -118,6 +118,7 @@ static int parse(struct json_object *m)
 {
 	struct lr_send_opts *tx = malloc(sizeof(*tx));
 	struct lr_recv_opts *rx = malloc(sizeof(*rx));
+	struct lr_reflect_opts *fo = malloc(sizeof(*fo));
 	char address[LR_CTL_ADDR_TEXT], proof[LR_AUTH_HEX + 1];
 	const char *type = lr_msg_type(m);
 	struct lr_ctl_hello_req h;
@@ -130,6 +131,8 @@ static int parse(struct json_object *m)
 		ret = lr_ctl_prepare_tx_parse(m, tx, address, err, sizeof(err));
 	else if (!strcmp(type, "prepare_rx"))
 		ret = lr_ctl_prepare_rx_parse(m, rx, address, err, sizeof(err));
+	else if (!strcmp(type, "prepare_reflect"))
+		ret = lr_ctl_prepare_reflect_parse(m, fo, address, err, sizeof(err));
 	else if (!strcmp(type, "wait"))
 		ret = lr_ctl_wait_parse(m, &ms, err, sizeof(err));
 	else if (!strcmp(type, "clock"))
@@ -142,6 +145,7 @@ static int parse(struct json_object *m)
 		ret = lr_ctl_hello_parse(m, &h, err, sizeof(err));
 	free(tx);
 	free(rx);
+	free(fo);
 	return ret;
 }
 
@@ -275,6 +279,88 @@ static void test_prepare_rx_refused(void **state)
 	each_missing(m);
 	each_bad(m, bad, sizeof(bad) / sizeof(bad[0]));
 	json_object_put(m);
+	free(a);
+	free(b);
+}
+
+/* A reflector for send --peer --rtt: by interface and by address, every key back as it went. */
+static void test_prepare_reflect(void **state)
+{
+	static const struct bad bad[] = {
+		/* mistyped */
+		{ "dst_port", "\"7447\"", "expected an unsigned integer" },
+		{ "dst_port", "-1", "expected an unsigned integer" },
+		{ "xdp_mode", "1", "expected a string" },
+		{ "interface", "[]", "expected a string" },
+		{ "netns", "null", "expected a string" },
+		{ "address", "7", "expected a string" },
+		/* out of the option table's bounds, in its words */
+		{ "dst_port", "0", "is not a port" },
+		{ "dst_port", "65536", "is not a port" },
+		{ "xdp_mode", "\"zerocopy\"", "is not one of auto, native, generic" },
+		{ "xdp_mode", "\"\"", "is not one of auto, native, generic" },
+		{ "interface", "\"a/b\"", "is not an interface name" },
+		{ "interface", "\"ul0ul0ul0ul0ul0ul0\"", "interface" },
+		{ "netns", "\"../x\"", "is not a network namespace" },
+		{ "address", "\"host.example\"", "is not an IPv4 or IPv6 address" },
+		{ "address", "\"198.18.0.1\"", "not both" },
+		/* no other key: not a duration, nor a file of the agent's host */
+		{ "duration_ns", "1000000000", "unknown key" },
+		{ "json", "\"/tmp/x.json\"", "unknown key" },
+		{ "once", "true", "unknown key" },
+		{ "surprise", "1", "unknown key" },
+	};
+	struct lr_reflect_opts *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
+	char address[LR_CTL_ADDR_TEXT];
+	struct json_object *m, *c;
+	const char *modes[] = { "auto", "native", "generic" };
+	unsigned int i;
+
+	(void)state;
+	lr_cli_defaults(&lr_reflect_cli, a);
+	snprintf(a->ifname, sizeof(a->ifname), "ul0");
+	snprintf(a->netns, sizeof(a->netns), "container:web");
+	a->dst_port = 9000;
+	a->xdp_mode = LR_XDP_GENERIC;
+	m = lr_ctl_prepare_reflect_msg(a, "");
+	assert_string_equal(lr_msg_type(m), "prepare_reflect");
+	assert_int_equal(lr_ctl_prepare_reflect_parse(m, b, address, err, sizeof(err)), 0);
+	assert_string_equal(b->ifname, "ul0");
+	assert_string_equal(b->netns, "container:web");
+	assert_int_equal(b->dst_port, 9000);
+	assert_int_equal(b->xdp_mode, LR_XDP_GENERIC);
+	assert_string_equal(address, "");
+	/* reflect's own options are not the controller's: their defaults, whatever was in the struct */
+	assert_int_equal(b->duration_ns, 0);
+	assert_false(b->once);
+	assert_string_equal(b->json, "");
+	assert_string_equal(b->ready_file, "");
+	assert_false(b->allow_physical);
+	each_missing(m);
+	each_bad(m, bad, sizeof(bad) / sizeof(bad[0]));
+	/* neither an interface nor an address to find it by */
+	c = with(m, "interface", "\"\"");
+	assert_int_equal(parse(c), -EINVAL);
+	assert_string_equal(err, "prepare_reflect.interface: empty, and no address to find the interface by");
+	json_object_put(c);
+	json_object_put(m);
+
+	/* each mode by its name, the interface found by an IPv6 address in the endpoint's own namespace */
+	a->ifname[0] = a->netns[0] = '\0';
+	for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		a->xdp_mode = (enum lr_xdp_mode)i;
+		m = lr_ctl_prepare_reflect_msg(a, "fd00::2");
+		c = json_tokener_parse(json_object_to_json_string(m));
+		assert_non_null(c);
+		assert_string_equal(json_object_get_string(json_object_object_get(c, "xdp_mode")), modes[i]);
+		assert_int_equal(lr_ctl_prepare_reflect_parse(c, b, address, err, sizeof(err)), 0);
+		assert_int_equal(b->xdp_mode, i);
+		assert_string_equal(b->ifname, "");
+		assert_string_equal(b->netns, "");
+		assert_string_equal(address, "fd00::2");
+		json_object_put(c);
+		json_object_put(m);
+	}
 	free(a);
 	free(b);
 }
@@ -603,6 +689,12 @@ static void test_cli(void **state)
 			 -EINVAL);
 	assert_non_null(strstr(err, "--reverse: the agent sends"));
 	assert_int_equal(cli(&lr_send_cli, s, "-i v0 --dst-ip 198.18.0.2 --peer b --clock sometimes"), -EINVAL);
+	/* --rtt through an agent: its reflector; one clock, this side's, so nothing to estimate */
+	assert_int_equal(cli(&lr_send_cli, s, "-i v0 --dst-ip 198.18.0.2 --peer b --rtt --peer-interface ul0"), 0);
+	assert_true(s->rtt);
+	assert_int_equal(cli(&lr_send_cli, s, "-i v0 --dst-ip 198.18.0.2 --peer b --rtt --clock estimate"), -EINVAL);
+	assert_non_null(strstr(err, "--clock estimate: --rtt times the round trip on this side's one clock"));
+	assert_int_equal(cli(&lr_send_cli, s, "-i v0 --dst-ip 198.18.0.2 --peer b --rtt --reverse"), -EINVAL);
 
 	assert_int_equal(cli(&lr_agent_cli, a, "--listen 127.0.0.1"), 0);
 	assert_int_equal(cli(&lr_agent_cli, a, "--listen [::1]:9000"), 0);
@@ -625,7 +717,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_prepare_tx),	   cmocka_unit_test(test_prepare_tx_refused),
-		cmocka_unit_test(test_prepare_rx_refused), cmocka_unit_test(test_small_requests),
+		cmocka_unit_test(test_prepare_rx_refused), cmocka_unit_test(test_prepare_reflect),
+		cmocka_unit_test(test_small_requests),
 		cmocka_unit_test(test_auth_known_answer),  cmocka_unit_test(test_token_file),
 		cmocka_unit_test(test_host_facts),	   cmocka_unit_test(test_addr),
 		cmocka_unit_test(test_cli),

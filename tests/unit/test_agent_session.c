@@ -3,7 +3,8 @@
  * Unit tests for a session between the controller's connection and an endpoint served in a
  * thread over a socketpair (no root, no network): auth both ways (the right token, another token,
  * none where one is wanted, a forged proof, requests before auth), the dead-man timer and an
- * endpoint gone, the keepalive that keeps the timer quiet, and clock exchanges against one clock.
+ * endpoint gone, the keepalive that keeps the timer quiet, clock exchanges against one clock, and
+ * a reflector's prepare refused by the endpoint (policy, no such interface) without ending the session.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -16,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/socket.h>
+#include "cmd/cmd.h"
 #include <cmocka.h>
 
 #include "ctl/auth.h"
@@ -257,13 +259,74 @@ static void test_clock(void **state)
 	finish(&s, c, t);
 }
 
+/*
+ * prepare_reflect, as an agent and as run's child serve it: "reflect" among the roles; an interface
+ * outside --allow and one that does not exist refused (code 2, named), the session going on; the
+ * calls a reflector takes refused before one is prepared.
+ */
+static void test_reflect_refused(void **state)
+{
+	static const char allow[][LR_GLOB_MAX] = { "ul*" };
+	const struct lr_ctl_serve_opts agent = { .tx = true, .policy = true, .allow = allow, .nallow = 1 },
+				       child = { 0 };
+	struct lr_reflect_opts *fo = calloc(1, sizeof(*fo));
+	struct json_object *m;
+	struct lr_ctl_ready rd;
+	struct lr_ctl_reflect r;
+	struct lr_ctl *c;
+	struct served s;
+	pthread_t t;
+	bool complete;
+	int fd;
+
+	(void)state;
+	/* the roles, from a raw hello */
+	start(&s, &child, &fd, &t);
+	m = lr_ctl_hello_msg("00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff");
+	assert_int_equal(lr_msg_send(fd, m, 1000, err, sizeof(err)), 0);
+	json_object_put(m);
+	assert_int_equal(lr_msg_recv(fd, LR_MSG_MAX, 2000, &m, err, sizeof(err)), 0);
+	assert_non_null(strstr(json_object_to_json_string_ext(m, JSON_C_TO_STRING_PLAIN),
+			       "\"roles\":[\"rx\",\"reflect\"]"));
+	json_object_put(m);
+	close(fd);
+	pthread_join(t, NULL);
+	close(s.fd);
+
+	lr_cli_defaults(&lr_reflect_cli, fo);
+	/* the agent's policy: lo matches none of its --allow patterns */
+	c = session_ok(&s, &agent, NULL, &t);
+	snprintf(fo->ifname, sizeof(fo->ifname), "lo");
+	assert_int_equal(lr_ctl_prepare_reflect(c, fo, "", &rd, err, sizeof(err)), 2);
+	assert_string_equal(err,
+			    "interface lo is not served here: it matches none of the agent's --allow patterns (ul*)");
+	/* nothing prepared: a wait is refused, and the session goes on */
+	assert_int_equal(lr_ctl_wait_reflect(c, 0, &complete, &r, NULL, err, sizeof(err)), 2);
+	assert_non_null(strstr(err, "nothing prepared"));
+	assert_int_equal(lr_ctl_ping(c, err, sizeof(err)), 0);
+	assert_int_equal(lr_ctl_quit(c, err, sizeof(err)), 0);
+	finish(&s, c, t);
+	assert_int_equal(s.code, 2);
+
+	/* run's child has no policy: the reflector's own check of the interface speaks */
+	c = session_ok(&s, &child, NULL, &t);
+	snprintf(fo->ifname, sizeof(fo->ifname), "lrnosuch0");
+	assert_int_equal(lr_ctl_prepare_reflect(c, fo, "", &rd, err, sizeof(err)), 2);
+	assert_non_null(strstr(err, "lrnosuch0"));
+	assert_int_equal(lr_ctl_start(c, 0, NULL, err, sizeof(err)), 2);
+	assert_non_null(strstr(err, "prepare_reflect"));
+	assert_int_equal(lr_ctl_quit(c, err, sizeof(err)), 0);
+	finish(&s, c, t);
+	free(fo);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_auth_ok),	    cmocka_unit_test(test_auth_refused),
 		cmocka_unit_test(test_auth_forged),
 		cmocka_unit_test(test_deadman),	    cmocka_unit_test(test_keepalive),
-		cmocka_unit_test(test_clock),
+		cmocka_unit_test(test_clock),	    cmocka_unit_test(test_reflect_refused),
 	};
 
 	return cmocka_run_group_tests(tests, setup, NULL);
