@@ -133,7 +133,11 @@ static const struct lr_kind k_clock = CHOICE("a clock rule",
 	{ "estimate", "estimate the offset even on one host, to check the estimate against the truth" });
 static const struct lr_kind k_mode = CHOICE("a mode",
 	{ "sweep", "every size at every rate, one step each" },
-	{ "throughput", "per size, the highest rate up to [tx] rate with loss <= max_loss (RFC 2544 26.1)" });
+	{ "throughput", "per size, the highest rate up to [tx] rate with loss <= max_loss (RFC 2544 26.1)" },
+	{ "rtt", "a sweep of round trips: linerate reflect on [rx] sends every frame back, the sender counts "
+		 "them; round-trip time and loss in each direction" },
+	{ "rtt-throughput", "the throughput search over round trips: a trial passes with loss both ways <= "
+			    "max_loss and p99 round-trip time <= max_rtt_p99" });
 
 /* ---- the options ------------------------------------------------------------------------------- */
 

@@ -71,6 +71,7 @@ static const struct key_bind binds[] = {
 	CFG(LR_SEC_TEST, LR_O_REPEAT, repeat),
 	CFG(LR_SEC_TEST, LR_O_MAX_LOSS, max_loss),
 	CFG(LR_SEC_TEST, LR_O_MAX_P99, max_p99_ns),
+	CFG(LR_SEC_TEST, LR_O_MAX_RTT_P99, max_rtt_p99_ns),
 	CFG(LR_SEC_TEST, LR_O_TRIAL, trial_ns),
 	CFG(LR_SEC_TEST, LR_O_RESOLUTION, resolution, LR_AT(struct lr_cfg, resolution_pps)),
 	CFG(LR_SEC_TEST, LR_O_MAX_TRIALS, max_trials),
@@ -683,10 +684,33 @@ static int finish(struct parser *p)
 	if (c->rx_engine == LR_RX_ENGINE_PACKET && p->rx.kline[LR_O_XDP_MODE])
 		return fail(p, p->rx.kline[LR_O_XDP_MODE],
 			    "[rx] xdp_mode: an XDP attach mode, but engine = packet uses no XDP; remove one of the two");
-	if (c->mode == LR_RUN_THROUGHPUT && c->nrates > 1) {
+	if (lr_run_mode_search(c->mode) && c->nrates > 1) {
 		return fail(p, key_line(tx, LR_O_RATE),
-			    "[tx] %s: conflicts with [test] mode = throughput, which searches below one upper bound; "
-			    "give one rate (max, 1Mpps)", key_name(tx, LR_O_RATE));
+			    "[tx] %s: conflicts with [test] mode = %s, which searches below one upper bound; "
+			    "give one rate (max, 1Mpps)", key_name(tx, LR_O_RATE),
+			    c->mode == LR_RUN_THROUGHPUT ? "throughput" : "rtt-throughput");
+	}
+	/* round trips: [rx] is a reflector, which counts in XDP and captures nothing; the return is counted here */
+	if (lr_run_mode_rtt(c->mode)) {
+		static const enum lr_opt_id rx_only[] = { LR_O_RX_ENGINE, LR_O_WORKERS, LR_O_RX_PCAP, LR_O_RX_PCAP_EVERY,
+							  LR_O_SNAPLEN };
+		unsigned int i;
+
+		for (i = 0; i < sizeof(rx_only) / sizeof(rx_only[0]); i++)
+			if (p->rx.kline[rx_only[i]])
+				return fail(p, p->rx.kline[rx_only[i]],
+					    "[rx] %s: with mode = rtt [rx] runs a reflector (XDP), which takes only "
+					    "interface, netns, xdp_mode, agent and token_file", lr_opts[rx_only[i]].key);
+		if (p->test.kline[LR_O_MAX_P99])
+			return fail(p, p->test.kline[LR_O_MAX_P99],
+				    "[test] max_p99: one-way latency, which a round trip does not measure; use max_rtt_p99");
+		if (c->tx_agent[0])
+			return fail(p, tx->kline[LR_O_RUN_AGENT],
+				    "[tx] agent: with mode = rtt the sender counts what comes back on its own interface, "
+				    "so it runs here; put the reflector on the agent ([rx] agent)");
+	} else if (p->test.kline[LR_O_MAX_RTT_P99]) {
+		return fail(p, p->test.kline[LR_O_MAX_RTT_P99],
+			    "[test] max_rtt_p99: a round-trip threshold; it needs mode = rtt or rtt-throughput");
 	}
 	/* a remote sender is one send on the agent's host: one stream, its capture not ours to write */
 	if (c->tx_agent[0] && p->ndefs)

@@ -16,7 +16,19 @@
 #define LR_CFG_MAX_STREAMS	16
 #define LR_CFG_NAME_MAX		64
 
-enum lr_run_mode { LR_RUN_SWEEP = 0, LR_RUN_THROUGHPUT };
+enum lr_run_mode { LR_RUN_SWEEP = 0, LR_RUN_THROUGHPUT, LR_RUN_RTT, LR_RUN_RTT_THROUGHPUT };
+
+/* Round trips: [rx] runs a reflector, the sender counts what comes back. */
+static inline bool lr_run_mode_rtt(enum lr_run_mode m)
+{
+	return m == LR_RUN_RTT || m == LR_RUN_RTT_THROUGHPUT;
+}
+
+/* The RFC 2544 search, one way or round trip. */
+static inline bool lr_run_mode_search(enum lr_run_mode m)
+{
+	return m == LR_RUN_THROUGHPUT || m == LR_RUN_RTT_THROUGHPUT;
+}
 
 /* One traffic stream: its own template and flows, a share of the step's rate. */
 struct lr_cfg_stream {
@@ -47,6 +59,7 @@ struct lr_cfg {
 	unsigned int repeat;
 	double max_loss;	/* fraction 0..1; sweep steps above it fail the test (exit 3) */
 	uint64_t max_p99_ns;	/* 0 = no latency threshold */
+	uint64_t max_rtt_p99_ns;	/* round trips: 0 = no threshold */
 	/* throughput search (RFC 2544 26.1) */
 	uint64_t trial_ns;	/* one trial's window */
 	double resolution;	/* stop when (hi - lo) / hi <= resolution */

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "run/run.h"
+#include "rx/rx.h"
 #include "tx/frame.h"
 #include "tx/rate.h"
 #include "tx/tx.h"
@@ -57,6 +58,7 @@ void lr_run_stream_opts(const struct lr_run *r, const struct lr_cfg_stream *st, 
 	o->dst_port = cfg->dst_port;
 	o->batch = cfg->batch ? cfg->batch : 64;
 	o->latency_every = cfg->latency_every;
+	o->rtt = lr_run_mode_rtt(cfg->mode);
 	o->quiet = true;
 	o->silent = r->banner_done || r->o->quiet;
 	o->verbose = r->o->verbose;
@@ -170,12 +172,17 @@ static void keep_engine(struct lr_run *r, const struct lr_tx *tx)
 }
 
 /* What a window's counts say once both ends reported: loss, and what most likely limited the rate. */
-static void settle(struct lr_step *s, bool complete)
+static void settle(const struct lr_run *r, struct lr_step *s, bool complete)
 {
 	/* the markers settle each flow's tail only if they all came */
 	s->complete = complete;
 	s->rx.settled = s->rx.settled && complete;
-	{
+	if (s->rtt_on) {
+		/* round trips: both directions' loss, of the frames sent; the markers announce the frames queued */
+		lr_rtt_compute(s->tx.queued, r->flows_total, &s->rx, &s->rtt);
+		s->loss_pct = s->rtt.fwd.sent ?
+			100.0 * (double)(s->rtt.fwd.lost + s->rtt.ret.lost) / (double)s->rtt.fwd.sent : 0;
+	} else {
 		uint64_t sent = s->rx.flows_eot ? s->rx.sent : s->tx.completed;
 
 		s->loss_pct = sent ? 100.0 * (double)s->rx.lost / (double)sent : 0;
@@ -198,7 +205,7 @@ static int remote_phase(struct lr_run *r, unsigned int size, uint64_t pps, uint6
 		return ret;
 	s->size = opts[0].size;
 	s->offered_pps = pps;
-	settle(s, complete);
+	settle(r, s, complete);
 	return 0;
 }
 
@@ -227,7 +234,10 @@ static int run_phase(struct lr_run *r, unsigned int size, uint64_t pps, uint64_t
 		free(opts);
 		return LR_EXIT_RUNTIME;
 	}
-	if (lr_run_rx_reset(r)) {
+	/* a reflector numbers each test's frames anew by itself; the return's counts are ours to zero */
+	if (r->back)
+		lr_rx_reset(r->back);
+	else if (lr_run_rx_reset(r)) {
 		ret = LR_EXIT_RUNTIME;
 		goto out;
 	}
@@ -276,9 +286,13 @@ static int run_phase(struct lr_run *r, unsigned int size, uint64_t pps, uint64_t
 	lr_cpu_times_read(&c1);
 	for (i = 0; i < cfg->nstreams; i++)
 		lr_tx_join(tx[i]);
-	ret = lr_run_rx_wait(r, s ? EOT_WAIT_NS : WARMUP_WAIT_NS, s ? &s->rx : scratch, &complete);
+	if (r->back)
+		ret = lr_run_back_wait(r, s ? EOT_WAIT_NS : WARMUP_WAIT_NS, s ? &s->rx : scratch, &complete);
+	else
+		ret = lr_run_rx_wait(r, s ? EOT_WAIT_NS : WARMUP_WAIT_NS, s ? &s->rx : scratch, &complete);
 	if (ret || !s)
 		goto out;
+	s->rtt_on = r->back != NULL;
 
 	/* what the senders did */
 	s->size = cfg->nstreams == 1 && !cfg->streams[0].size ? size : opts[0].size;
@@ -288,7 +302,7 @@ static int run_phase(struct lr_run *r, unsigned int size, uint64_t pps, uint64_t
 		ret = lr_fail(LR_EXIT_RUNTIME, "run", "out of memory");
 		goto out;
 	}
-	settle(s, complete);
+	settle(r, s, complete);
 out:
 	for (i = 0; i < cfg->nstreams; i++)
 		lr_tx_close(tx[i]);
@@ -321,6 +335,8 @@ static void judge(const struct lr_run *r, struct lr_step *s)
 	s->pass = s->complete && s->loss_pct <= cfg->max_loss * 100 + 1e-9;
 	if (cfg->max_p99_ns && s->rx.lat_p99 > cfg->max_p99_ns)
 		s->pass = false;
+	if (s->rtt_on && cfg->max_rtt_p99_ns && s->rtt.p99 > cfg->max_rtt_p99_ns)
+		s->pass = false;
 }
 
 static void progress(const struct lr_run *r, const struct lr_step *s, const char *what)
@@ -329,6 +345,15 @@ static void progress(const struct lr_run *r, const struct lr_step *s, const char
 
 	if (r->o->quiet)
 		return;
+	if (s->rtt_on) {
+		fprintf(stderr, "linerate run: %s %u B at %s: tx %s pps, back %s pps, lost %lld there and %lld back "
+			"(%.3f%%), rtt p50 %.1f us p99 %.1f us%s; limit: %s\n",
+			what, s->size, s->offered_pps ? lr_fmt_si((double)s->offered_pps, b1, sizeof(b1)) : "max",
+			lr_fmt_si(s->tx.pps, b2, sizeof(b2)), lr_fmt_si(s->rx.pps, b3, sizeof(b3)),
+			(long long)s->rtt.fwd.lost, (long long)s->rtt.ret.lost, s->loss_pct, s->rtt.p50 / 1e3,
+			s->rtt.p99 / 1e3, s->complete ? "" : " (reflected markers missing)", s->limit);
+		return;
+	}
 	fprintf(stderr, "linerate run: %s %u B at %s: tx %s pps, rx %s pps, lost %lld (%.3f%%), p99 %.1f us%s; limit: %s\n",
 		what, s->size, s->offered_pps ? lr_fmt_si((double)s->offered_pps, b1, sizeof(b1)) : "max",
 		lr_fmt_si(s->tx.pps, b2, sizeof(b2)), lr_fmt_si(s->rx.pps, b3, sizeof(b3)), (long long)s->rx.lost,

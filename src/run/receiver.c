@@ -10,6 +10,8 @@
 #include <sys/wait.h>
 #include "ctl/ctl.h"
 #include "run/run.h"
+#include "rx/rx.h"
+#include "util/clock.h"
 #include "util/capture.h"
 #include "util/log.h"
 
@@ -28,6 +30,18 @@ static void rx_opts(const struct lr_cfg *cfg, struct lr_recv_opts *ro)
 		ro->pcap_every = cfg->rx_pcap_every ? cfg->rx_pcap_every : 1;
 		ro->snaplen = cfg->rx_snaplen ? cfg->rx_snaplen : LR_PCAP_DEFAULT_SNAPLEN;
 	}
+}
+
+/* The reflector's options from [rx], for mode = rtt. */
+static void reflect_opts(const struct lr_cfg *cfg, struct lr_reflect_opts *fo)
+{
+	memset(fo, 0, sizeof(*fo));
+	lr_cli_defaults(&lr_reflect_cli, fo);
+	snprintf(fo->ifname, sizeof(fo->ifname), "%s", cfg->rx_ifname);
+	snprintf(fo->netns, sizeof(fo->netns), "%s", cfg->rx_netns);
+	fo->xdp_mode = cfg->xdp_mode;
+	fo->dst_port = cfg->dst_port;
+	fo->quiet = true;
 }
 
 /*
@@ -104,6 +118,14 @@ int lr_run_rx_prepare(struct lr_run *r, int64_t offset_ns)
 	char err[1024];
 	int ret;
 
+	if (lr_run_mode_rtt(r->cfg->mode)) {
+		struct lr_reflect_opts fo;
+
+		/* round trips: a reflector there, and no clock to compare (the return is counted here) */
+		reflect_opts(r->cfg, &fo);
+		ret = lr_ctl_prepare_reflect(r->rx.ctl, &fo, NULL, &rd, err, sizeof(err));
+		goto prepared;
+	}
 	ro = malloc(sizeof(*ro));
 	if (!ro)
 		return lr_fail(LR_EXIT_RUNTIME, "run", "out of memory");
@@ -111,13 +133,15 @@ int lr_run_rx_prepare(struct lr_run *r, int64_t offset_ns)
 	ro->clock_offset_ns = offset_ns;
 	ret = lr_ctl_prepare_rx(r->rx.ctl, ro, NULL, &rd, err, sizeof(err));
 	free(ro);
+prepared:
 	if (ret) {
 		failed(ret, err, "did not start");
 		return ret > 0 ? ret : LR_EXIT_RUNTIME;
 	}
 	snprintf(r->rx.line, sizeof(r->rx.line), "%s", rd.line);
 	if (!r->o->quiet)
-		fprintf(stderr, "linerate run: receiver%s%s %s\n", r->rx.remote ? " on " : "",
+		fprintf(stderr, "linerate run: %s%s%s %s\n", lr_run_mode_rtt(r->cfg->mode) ? "reflector" : "receiver",
+			r->rx.remote ? " on " : "",
 			r->rx.remote ? lr_ctl_name(r->rx.ctl) : "", r->rx.line);
 	return 0;
 }
@@ -157,4 +181,63 @@ int lr_run_rx_wait(struct lr_run *r, uint64_t timeout_ns, struct lr_rx_result *r
 	if (ret)
 		failed(ret, err, "stopped answering");
 	return ret ? LR_EXIT_RUNTIME : 0;
+}
+
+/* ---- round trips: the return, counted here ---------------------------------------------------- */
+
+int lr_run_back_open(struct lr_run *r)
+{
+	struct lr_recv_opts *ro = &r->back_opts;
+	char err[512];
+	int ret;
+
+	r->back = calloc(1, sizeof(*r->back));
+	if (!r->back)
+		return lr_fail(LR_EXIT_RUNTIME, "run", "out of memory");
+	lr_recv_opts_default(ro);
+	snprintf(ro->ifname, sizeof(ro->ifname), "%s", r->cfg->tx_ifname);
+	ro->dst_port = r->cfg->dst_port;
+	ro->quiet = true;
+	ro->verbose = r->o->verbose;
+	ret = lr_rx_begin(ro, r->back, r->back_line, sizeof(r->back_line), err, sizeof(err));
+	if (ret) {
+		free(r->back);
+		r->back = NULL;
+		return lr_fail(ret, "run", "[tx] the frames that come back cannot be counted: %s", err);
+	}
+	if (!r->o->quiet)
+		fprintf(stderr, "linerate run: the return: %s\n", r->back_line);
+	return 0;
+}
+
+void lr_run_back_close(struct lr_run *r)
+{
+	if (!r->back)
+		return;
+	lr_rx_end(r->back);
+	free(r->back);
+	r->back = NULL;
+}
+
+int lr_run_back_wait(struct lr_run *r, uint64_t timeout_ns, struct lr_rx_result *res, bool *complete)
+{
+	const volatile struct lr_flow_state *fl = r->back->flows;
+	uint64_t end = lr_now_ns() + timeout_ns;
+	unsigned int f, in = 0;
+	int ret;
+
+	while (!lr_stop) {
+		for (in = 0, f = 0; f < r->flows_total; f++)
+			in += fl[f].eot_seen != 0;
+		if (in == r->flows_total || lr_now_ns() >= end)
+			break;
+		usleep(10000);
+	}
+	/* the markers' repeats */
+	usleep(50000);
+	*complete = in == r->flows_total;
+	ret = lr_rx_collect(r->back, res);
+	if (ret)
+		return lr_fail(LR_EXIT_RUNTIME, "run", "the return's counters: %s", strerror(-ret));
+	return 0;
 }

@@ -22,6 +22,28 @@ const char *lr_run_tx_mode(const struct lr_run *r)
 	return r->nsteps ? r->steps[0].mode : "";
 }
 
+const char *lr_run_mode_name(enum lr_run_mode m)
+{
+	switch (m) {
+	case LR_RUN_THROUGHPUT:
+		return "throughput search";
+	case LR_RUN_RTT:
+		return "round-trip sweep";
+	case LR_RUN_RTT_THROUGHPUT:
+		return "round-trip throughput search";
+	default:
+		return "sweep";
+	}
+}
+
+/* [test] mode as the file spells it */
+static const char *mode_key(enum lr_run_mode m)
+{
+	static const char *const names[] = { "sweep", "throughput", "rtt", "rtt-throughput" };
+
+	return (unsigned int)m < 4 ? names[m] : "sweep";
+}
+
 static struct json_object *cpu_json(const struct lr_step *s)
 {
 	struct json_object *cpu = json_object_new_array();
@@ -59,6 +81,9 @@ static struct json_object *step_json(const struct lr_step *s)
 	json_object_object_add(o, "limit", json_object_new_string(s->limit));
 	lr_tx_result_put(o, &s->tx);
 	lr_rx_result_put(o, &s->rx);
+	/* round trips: "rx" and "latency_ns" are the return as counted here, these the split */
+	if (s->rtt_on)
+		lr_rtt_result_put(o, &s->rtt);
 	json_object_object_add(o, "cpu", cpu_json(s));
 	return o;
 }
@@ -79,6 +104,8 @@ static struct json_object *search_json(const struct lr_run *r, const struct lr_r
 		json_object_object_add(e, "bps_l1", json_object_new_double(b->rx.pps * (ss->size + L1_EXTRA) * 8));
 		json_object_object_add(e, "latency_p50_ns", json_object_new_uint64(b->rx.lat_p50));
 		json_object_object_add(e, "latency_p99_ns", json_object_new_uint64(b->rx.lat_p99));
+		if (b->rtt_on)
+			json_object_object_add(e, "rtt_p99_ns", json_object_new_uint64(b->rtt.p99));
 	} else {
 		json_object_object_add(e, "rate_pps", NULL);
 	}
@@ -98,14 +125,14 @@ int lr_run_write_json(const struct lr_run *r)
 
 	json_object_object_add(root, "name", json_object_new_string(cfg->name));
 	json_object_object_add(root, "file", json_object_new_string(cfg->path));
-	json_object_object_add(root, "mode", json_object_new_string(cfg->mode == LR_RUN_THROUGHPUT ? "throughput" : "sweep"));
+	json_object_object_add(root, "mode", json_object_new_string(mode_key(cfg->mode)));
 	json_object_object_add(root, "engine", json_object_new_string(r->tx_engine ? r->tx_engine : ""));
 	json_object_object_add(root, "tx_mode", json_object_new_string(lr_run_tx_mode(r)));
 	json_object_object_add(root, "rx", json_object_new_string(r->rx.line));
 	for (i = 0; i < r->nsteps; i++)
 		json_object_array_add(steps, step_json(&r->steps[i]));
 	json_object_object_add(root, "steps", steps);
-	if (cfg->mode == LR_RUN_THROUGHPUT) {
+	if (lr_run_mode_search(cfg->mode)) {
 		struct json_object *res = json_object_new_array();
 
 		for (i = 0; i < r->nsearch; i++)
@@ -121,22 +148,30 @@ int lr_run_write_json(const struct lr_run *r)
 
 static void csv_rows(FILE *f, const struct lr_run *r)
 {
+	bool rtt = lr_run_mode_rtt(r->cfg->mode);
 	unsigned int i;
 
+	/* round trips: p50/p99 are round-trip times, lost both ways; the split in the last columns */
 	fprintf(f, "step,size,trial,offered_pps,tx_pps,rx_pps,l1_gbps,loss_pct,lost,reordered,duplicates,"
-		   "p50_ns,p99_ns,tx_queued,tx_completed,tx_dev_dropped,rx_dev_dropped,rx_drv_drops,ring_drops,pass,limit\n");
+		   "p50_ns,p99_ns,tx_queued,tx_completed,tx_dev_dropped,rx_dev_dropped,rx_drv_drops,ring_drops,pass,limit%s\n",
+		rtt ? ",forward_lost,return_lost,forward_reordered,return_reordered" : "");
 	for (i = 0; i < r->nsteps; i++) {
 		const struct lr_step *s = &r->steps[i];
 
-		fprintf(f, "%u,%u,%u,%llu,%.0f,%.0f,%.4f,%.4f,%lld,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%d,\"%s\"\n",
+		fprintf(f, "%u,%u,%u,%llu,%.0f,%.0f,%.4f,%.4f,%lld,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%d,\"%s\"",
 			i + 1, s->size, s->trial, (unsigned long long)s->offered_pps, s->tx.pps, s->rx.pps,
-			s->rx.pps * (s->size + L1_EXTRA) * 8 / 1e9, s->loss_pct, (long long)s->rx.lost,
+			s->rx.pps * (s->size + L1_EXTRA) * 8 / 1e9, s->loss_pct,
+			(long long)(s->rtt_on ? s->rtt.fwd.lost + s->rtt.ret.lost : s->rx.lost),
 			(unsigned long long)s->rx.late, (unsigned long long)s->rx.dups,
 			(unsigned long long)s->rx.lat_p50, (unsigned long long)s->rx.lat_p99,
 			(unsigned long long)s->tx.queued, (unsigned long long)s->tx.completed,
 			(unsigned long long)s->tx.device.dropped, (unsigned long long)s->rx.device.dropped,
 			(unsigned long long)s->rx.device.driver_drops, (unsigned long long)s->rx.ring_drops, s->pass,
 			s->limit);
+		if (rtt)
+			fprintf(f, ",%lld,%lld,%llu,%llu", (long long)s->rtt.fwd.lost, (long long)s->rtt.ret.lost,
+				(unsigned long long)s->rtt.fwd.late, (unsigned long long)s->rtt.ret.late);
+		fputc('\n', f);
 	}
 }
 
@@ -228,6 +263,14 @@ static void print_where(FILE *out, const struct lr_run *r)
 		for (c = 0; c < s->ncpu; c++)
 			fprintf(out, "%s%u usr %.0f%% sys %.0f%% sirq %.0f%% idle %.0f%%", c ? "; " : " ", c, s->cpu[c].user,
 				s->cpu[c].sys, s->cpu[c].softirq, s->cpu[c].idle);
+		if (s->rtt_on)
+			fprintf(out, "\n     forward sent %llu, reflected %llu, lost %lld, reordered %llu, duplicates %llu; "
+				     "return lost %lld, reordered %llu, duplicates %llu%s",
+				(unsigned long long)s->rtt.fwd.sent, (unsigned long long)s->rtt.fwd.received,
+				(long long)s->rtt.fwd.lost, (unsigned long long)s->rtt.fwd.late,
+				(unsigned long long)s->rtt.fwd.dups, (long long)s->rtt.ret.lost,
+				(unsigned long long)s->rtt.ret.late, (unsigned long long)s->rtt.ret.dups,
+				s->rtt.settled ? "" : " (markers missing: split estimated)");
 		fprintf(out, "; limit: %s\n", s->limit);
 	}
 }
@@ -260,11 +303,14 @@ void lr_run_print_table(const struct lr_run *r)
 	const struct lr_run_opts *o = r->o;
 	FILE *out = (o->json[0] && !strcmp(o->json, "-")) || (o->csv[0] && !strcmp(o->csv, "-")) ? stderr : stdout;
 
-	fprintf(out, "\n%s: %s, tx engine %s (%s); rx %s\n", cfg->name,
-		cfg->mode == LR_RUN_THROUGHPUT ? "throughput search (RFC 2544 26.1)" : "sweep", r->tx_engine,
-		lr_run_tx_mode(r), r->rx.line);
+	fprintf(out, "\n%s: %s%s, tx engine %s (%s); %s %s\n", cfg->name, lr_run_mode_name(cfg->mode),
+		lr_run_mode_search(cfg->mode) ? " (RFC 2544 26.1)" : "", r->tx_engine, lr_run_tx_mode(r),
+		lr_run_mode_rtt(cfg->mode) ? "reflector" : "rx", r->rx.line);
+	if (lr_run_mode_rtt(cfg->mode))
+		fprintf(out, "round trips: rx pps is the return counted on %s; loss is both ways; p50 and p99 are "
+			"round-trip times\n", cfg->tx_ifname);
 	print_steps(out, r);
 	print_where(out, r);
-	if (cfg->mode == LR_RUN_THROUGHPUT)
+	if (lr_run_mode_search(cfg->mode))
 		print_searches(out, r);
 }

@@ -90,7 +90,7 @@ static int verdict(const struct lr_run *r)
 {
 	unsigned int i;
 
-	if (r->cfg->mode == LR_RUN_THROUGHPUT) {
+	if (lr_run_mode_search(r->cfg->mode)) {
 		for (i = 0; i < r->nsearch; i++)
 			if (!r->searches[i].s.found)
 				return LR_EXIT_THRESHOLD;
@@ -131,7 +131,10 @@ static int measure(struct lr_run *r, char *err, size_t errlen)
 	ret = lr_run_rx_prepare(r, offset);
 	if (ret)
 		return ret;
-	ret = cfg->mode == LR_RUN_THROUGHPUT ? lr_run_throughput(r) : lr_run_sweep(r);
+	if (lr_run_mode_rtt(cfg->mode) && (ret = lr_run_back_open(r)))
+		return ret;
+	ret = lr_run_mode_search(cfg->mode) ? lr_run_throughput(r) : lr_run_sweep(r);
+	lr_run_back_close(r);
 	lr_run_clocks_after(r);
 	if (r->nsteps) {
 		lr_run_print_table(r);
@@ -167,7 +170,7 @@ int lr_cmd_run(const struct lr_run_opts *o)
 	}
 	if (o->check) {
 		printf("%s: ok (%s, %u size%s, %u rate%s, %u stream%s)\n", o->file,
-		       cfg->mode == LR_RUN_THROUGHPUT ? "throughput search" : "sweep", cfg->nsizes, cfg->nsizes == 1 ? "" : "s",
+		       lr_run_mode_name(cfg->mode), cfg->nsizes, cfg->nsizes == 1 ? "" : "s",
 		       cfg->nrates, cfg->nrates == 1 ? "" : "s", cfg->nstreams, cfg->nstreams == 1 ? "" : "s");
 		free(cfg);
 		return LR_EXIT_OK;

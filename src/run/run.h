@@ -18,6 +18,8 @@
 
 #define LR_RUN_MAX_STEPS 4096
 
+struct lr_rx;
+
 /* One measured window: what the senders did, what the receiver counted, and the verdict. */
 struct lr_step {
 	unsigned int size;
@@ -28,7 +30,10 @@ struct lr_step {
 	double window_s;	/* start to the last worker's data end */
 	struct lr_tx_result tx;	/* every stream's workers together */
 	struct lr_rx_result rx;
-	bool complete;	/* every flow's end-of-test marker arrived */
+	bool complete;	/* every flow's end-of-test marker arrived (round trips: came back) */
+	/* round trips (mode = rtt): rx above counts the return; this splits both directions */
+	bool rtt_on;
+	struct lr_rtt_result rtt;
 	double loss_pct;
 	unsigned int ncpu;
 	struct lr_cpu_split cpu[LR_MAX_CPUS];
@@ -64,6 +69,10 @@ struct lr_run {
 	const struct lr_run_opts *o;
 	struct lr_run_rx rx;
 	struct lr_ctl *tx_ctl;	/* [tx] agent: the agent that runs the sender; NULL: it runs here */
+	/* round trips: the receiver on [tx] interface that counts what the reflector sends back */
+	struct lr_rx *back;
+	struct lr_recv_opts back_opts;
+	char back_line[768];
 	struct lr_run_clock clock;
 	enum lr_engine_kind engine;	/* the engine the first phase chose, kept for the rest */
 	const char *tx_engine;
@@ -99,6 +108,14 @@ int lr_run_rx_prepare(struct lr_run *r, int64_t offset_ns);
 /* Zero its counts; wait for the markers and collect. 0, or 1 after one line on stderr. */
 int lr_run_rx_reset(struct lr_run *r);
 int lr_run_rx_wait(struct lr_run *r, uint64_t timeout_ns, struct lr_rx_result *res, bool *complete);
+/*
+ * Round trips, in run's own process (in [tx] netns): the receiver of what comes back, opened
+ * before the first step and ended after the last; between the phases zeroed, and after each one
+ * waited on for every flow's reflected marker. 0 or an exit code after one line.
+ */
+int lr_run_back_open(struct lr_run *r);
+void lr_run_back_close(struct lr_run *r);
+int lr_run_back_wait(struct lr_run *r, uint64_t timeout_ns, struct lr_rx_result *res, bool *complete);
 
 /*
  * remote.c: connects to a [tx] or [rx] agent (@section names it in messages), with its token. 0
@@ -114,6 +131,9 @@ int lr_run_clocks_before(struct lr_run *r, int64_t *rx_offset_ns);
 void lr_run_clocks_after(struct lr_run *r);
 /* One phase's sender on the [tx] agent: @o for @window_ns; into @s (NULL: a warm-up). 0 or an exit code. */
 int lr_run_remote_tx(struct lr_run *r, const struct lr_send_opts *o, uint64_t window_ns, struct lr_step *s);
+
+/* "sweep", "throughput search", "round-trip sweep", "round-trip throughput search" */
+const char *lr_run_mode_name(enum lr_run_mode m);
 
 /* report.c: the table on stdout (stderr when a file is "-"), the JSON and CSV files. */
 void lr_run_print_table(const struct lr_run *r);

@@ -17,7 +17,7 @@
 #
 # Checks:
 #   - bad files: one FILE:LINE line, exit 2, nothing touched
-#   - configs/ holds at least 7 files; each has exactly one "; topology:" line, in its header, in
+#   - configs/ holds at least 8 files; each has exactly one "; topology:" line, in its header, in
 #     the form above (a file without one fails the test)
 #   - `linerate run --check FILE` exits 0; the lab command exits 0 and `scripts/lab status --json`
 #     says up; [tx] and [rx] (netns, interface) are the ends of one of the lab's paths, and every
@@ -25,6 +25,8 @@
 #   - `linerate run FILE --json --csv -q` exits 0; the CSV has a header and one row per step
 #   - sweep files: one step per size x rate x repeat; every step passes, is settled by its
 #     end-of-test markers, rx.packets == tx.packets, lost 0, and sent as offered (within 5 %)
+#   - round-trip files (mode = rtt): as sweeps, and every step rtt_settled with forward and return
+#     lost 0, forward.sent == tx.queued, received == sent both ways, an RTT p50 > 0
 #   - search files (mode = throughput): one search per size, each found a rate > 0 and no higher
 #     than offered, in at most max_trials trials; the found rate's trial passed with lost 0, settled
 #     and rx.packets == tx.packets; one step per trial
@@ -105,6 +107,18 @@ lab_matches()
 		[[ -n $want ]] || continue
 		lr_check "$f: [$sec] $key is the lab's" "${val,,}" == "${want,,}"
 	done < <(ini "$cfg")
+}
+
+# check_rtt F JSON: round-trip steps, each split into both directions, exact and loss-free.
+check_rtt()
+{
+	local f=$1 j=$2 bad
+
+	bad=$(jq '[.steps[] | select(.rtt_settled != true or .forward.lost != 0 or .return.lost != 0
+		or .forward.sent != .tx.queued or .forward.received != .forward.sent
+		or .return.received != .return.sent or .return.received != .rx.packets
+		or (.rtt_ns.p50 // 0) <= 0 or .rtt_ns.count != .latency_ns.count)] | length' "$j" 2>/dev/null || echo missing)
+	lr_check "$f: round-trip steps not exact both ways (or without an RTT)" "$bad" == 0
 }
 
 # check_sweep F JSON CSV CHECKLINE CFG
@@ -213,7 +227,11 @@ run_file()
 	case $mode in
 	sweep) check_sweep "$f" "$j" "$c" "$line" "$cfg" ;;
 	throughput) check_search "$f" "$j" "$c" "$line" "$cfg" ;;
-	*) lr_fail "$f: mode sweep or throughput" "$mode" ;;
+	rtt)
+		check_sweep "$f" "$j" "$c" "$line" "$cfg"
+		check_rtt "$f" "$j"
+		;;
+	*) lr_fail "$f: mode sweep, throughput or rtt" "$mode" ;;
 	esac
 	case $f in
 	veth-2queue.ini)
@@ -255,7 +273,7 @@ FILES=()
 for p in "$CONFIGS"/*.ini; do
 	[[ -e $p ]] && FILES+=("$(basename "$p")")
 done
-lr_check "files in configs/" "${#FILES[@]}" ">=" 7
+lr_check "files in configs/" "${#FILES[@]}" ">=" 8
 for f in "${FILES[@]}"; do
 	run_file "$f"
 done

@@ -81,7 +81,7 @@ static void test_shipped_configs(void **state)
 		n++;
 	}
 	closedir(d);
-	assert_true(n >= 7);
+	assert_true(n >= 8);
 }
 
 static void load(const char *name)
@@ -618,7 +618,41 @@ static const struct bad bad_inputs[] = {
 	  "its own" },
 	{ "ports past 65535", TX "src_port = 65535\nflows = 2\n" RX, 0,
 	  "x.ini:4: [tx] src_port: 65535 + flows 2 runs past port 65535", "65535" },
+	/* round trips: [rx] is a reflector */
+	{ "rtt: [rx] engine", "[test]\nmode = rtt\n" TX RX "engine = xdp\n", 0,
+	  "x.ini:8: [rx] engine: with mode = rtt [rx] runs a reflector", "xdp_mode" },
+	{ "rtt: [rx] pcap", "[test]\nmode = rtt\n" TX RX "pcap = /tmp/x.pcap\n", 0,
+	  "x.ini:8: [rx] pcap: with mode = rtt", "reflector" },
+	{ "rtt: max_p99", "[test]\nmode = rtt\nmax_p99 = 1ms\n" TX RX, 0,
+	  "x.ini:3: [test] max_p99: one-way latency", "max_rtt_p99" },
+	{ "max_rtt_p99 without rtt", "[test]\nmax_rtt_p99 = 1ms\n" TX RX, 0,
+	  "x.ini:2: [test] max_rtt_p99: a round-trip threshold", "mode = rtt" },
+	{ "rtt: [tx] agent", "[test]\nmode = rtt\n" TX "agent = 198.18.0.9\n" RX, 0,
+	  "x.ini:6: [tx] agent: with mode = rtt the sender counts", "[rx] agent" },
+	{ "rtt-throughput with two rates", "[test]\nmode = rtt-throughput\n" TX "rates = 1k, 2k\n" RX, 0,
+	  "x.ini:6: [tx] rates: conflicts with [test] mode = rtt-throughput", "one rate" },
+	{ "unknown mode", "[test]\nmode = roundtrip\n" TX RX, 0, "x.ini:2: [test] mode:", "rtt-throughput" },
 };
+
+/* Round-trip modes parse, with their threshold and the reflector's keys. */
+static void test_rtt_modes(void **state)
+{
+	(void)state;
+	assert_parses("[test]\nmode = rtt\nmax_rtt_p99 = 5ms\n" TX RX "xdp_mode = generic\n");
+	assert_int_equal(cfg.mode, LR_RUN_RTT);
+	assert_int_equal(cfg.max_rtt_p99_ns, 5 * MS);
+	assert_int_equal(cfg.xdp_mode, LR_XDP_GENERIC);
+	assert_true(lr_run_mode_rtt(cfg.mode) && !lr_run_mode_search(cfg.mode));
+	assert_parses("[test]\nmode = rtt-throughput\n" TX RX "agent = 198.18.0.9\n");
+	assert_int_equal(cfg.mode, LR_RUN_RTT_THROUGHPUT);
+	assert_int_equal(cfg.max_rtt_p99_ns, 0);
+	assert_true(lr_run_mode_rtt(cfg.mode) && lr_run_mode_search(cfg.mode));
+	assert_parses("[test]\nmode = throughput\n" TX RX);
+	assert_false(lr_run_mode_rtt(cfg.mode));
+	load("rtt-bridge.ini");
+	assert_int_equal(cfg.mode, LR_RUN_RTT);
+	assert_int_equal(cfg.max_rtt_p99_ns, 5 * MS);
+}
 
 static void test_bad_inputs(void **state)
 {
@@ -740,7 +774,7 @@ int main(void)
 		cmocka_unit_test(test_values),
 		cmocka_unit_test(test_streams),
 		cmocka_unit_test(test_valid_edges),
-		cmocka_unit_test(test_bad_inputs),
+		cmocka_unit_test(test_rtt_modes), cmocka_unit_test(test_bad_inputs),
 		cmocka_unit_test(test_first_error_only),
 		cmocka_unit_test(test_load),
 	};
