@@ -280,7 +280,12 @@ static void print_searches(FILE *out, const struct lr_run *r)
 	unsigned int i;
 	char b1[32];
 
-	fprintf(out, "\nzero-loss throughput (loss <= %.4g%%):\n", r->cfg->max_loss * 100);
+	if (lr_run_mode_rtt(r->cfg->mode) && r->cfg->max_rtt_p99_ns)
+		fprintf(out, "\nzero-loss round-trip throughput (loss both ways <= %.4g%%, rtt p99 <= %.1f us):\n",
+			r->cfg->max_loss * 100, r->cfg->max_rtt_p99_ns / 1e3);
+	else
+		fprintf(out, "\nzero-loss %sthroughput (loss%s <= %.4g%%):\n", lr_run_mode_rtt(r->cfg->mode) ? "round-trip " : "",
+			lr_run_mode_rtt(r->cfg->mode) ? " both ways" : "", r->cfg->max_loss * 100);
 	for (i = 0; i < r->nsearch; i++) {
 		const struct lr_run_search *ss = &r->searches[i];
 		const struct lr_step *b;
@@ -291,8 +296,9 @@ static void print_searches(FILE *out, const struct lr_run *r)
 			continue;
 		}
 		b = &r->steps[ss->first + ss->s.best];
-		fprintf(out, "  %5u B: %s pps (%.3f Gbit/s L1), p50 %.1f us, p99 %.1f us, %u trials\n", ss->size,
-			lr_fmt_si(rate, b1, sizeof(b1)), rate * (ss->size + L1_EXTRA) * 8 / 1e9, b->rx.lat_p50 / 1e3,
+		fprintf(out, "  %5u B: %s pps (%.3f Gbit/s L1), %sp50 %.1f us, p99 %.1f us, %u trials\n", ss->size,
+			lr_fmt_si(rate, b1, sizeof(b1)), rate * (ss->size + L1_EXTRA) * 8 / 1e9, b->rtt_on ? "rtt " : "",
+			b->rx.lat_p50 / 1e3,
 			b->rx.lat_p99 / 1e3, ss->s.ntrials);
 	}
 }

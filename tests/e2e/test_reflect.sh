@@ -20,6 +20,9 @@
 # 3. Container to container over a bridge: scripts/lab bridge, c1 -> c2 (reflect in c2): exact.
 # 4. Bad input: unknown interface, an interface that already has XDP, --rtt --replay: exit 2,
 #    one line, nothing attached.
+# 5. linerate run over the direct veth: mode = rtt-throughput (upper bound 100 kpps, max_rtt_p99
+#    5 ms) finds a rate > 0 whose trial is exact both ways with an RTT p99 within the threshold;
+#    mode = rtt with max_rtt_p99 = 1us fails its step on RTT alone (exit 3, lost 0 both ways).
 set -euo pipefail
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -169,6 +172,60 @@ lr_check_cmd "no XDP program on c0 after the refusals" lr_xdp_absent "$RCV" c0
 printf 'x' >"$LR_TMP/x.pcap"
 bad "--rtt --replay" "$LINERATE" send --netns "$SND" -i s0 --rtt --replay "$LR_TMP/x.pcap" -c 1
 lr_check_cmd "no XDP program on s0 after the refusal" lr_xdp_absent "$SND" s0
+
+# ---- 5. linerate run --------------------------------------------------------------------------
+# run_rtt NAME MODE MAX_RTT_P99 RATES: a run file over the direct veth; exit code in RUNRC.
+run_rtt()
+{
+	cat >"$LR_TMP/$1.ini" <<INI
+[test]
+mode = $2
+duration = 500ms
+trial = 500ms
+warmup = 100ms
+max_rtt_p99 = $3
+resolution = 20%
+max_trials = 4
+
+[tx]
+netns = $SND
+interface = s0
+dst_ip = 198.18.0.2
+rates = $4
+flows = 2
+
+[rx]
+netns = $RCV
+interface = c0
+INI
+	RUNRC=0
+	timeout -k 5 120 "$LINERATE" run "$LR_TMP/$1.ini" --json "$LR_TMP/$1.json" -q \
+		>"$LR_TMP/$1.out" 2>"$LR_TMP/$1.err" || RUNRC=$?
+	lr_show_file "$LR_TMP/$1.out"
+	lr_show_file "$LR_TMP/$1.err"
+}
+
+lr_log "== run, mode = rtt-throughput"
+run_rtt search rtt-throughput 5ms 100k
+J=$LR_TMP/search.json
+lr_check "run rtt-throughput exit code" "$RUNRC" == 0
+lr_check "run mode" "$(lr_jget "$J" .mode)" == rtt-throughput
+lr_check "search found a rate" "$(lr_jget "$J" '.throughput[0].found')" == true
+lr_check "found rate > 0" "$(lr_jget "$J" '.throughput[0].rate_pps')" ">" 0
+lr_check "found trial's rtt p99 <= 5 ms" "$(lr_jget "$J" '.throughput[0].rtt_p99_ns')" "<=" 5000000
+lr_check "passing trials exact both ways" \
+	"$(jq '[.steps[] | select(.pass) | select(.rtt_settled != true or .forward.lost != 0 or .return.lost != 0
+		or .forward.received != .forward.sent or .return.received != .forward.sent)] | length' "$J")" == 0
+lr_check_cmd "no XDP program left on c0 after run" lr_xdp_absent "$RCV" c0
+lr_check_cmd "no XDP program left on s0 after run" lr_xdp_absent "$SND" s0
+
+lr_log "== run, mode = rtt, a threshold no round trip meets"
+run_rtt thresh rtt 1us 20k
+J=$LR_TMP/thresh.json
+lr_check "run exit code (threshold missed)" "$RUNRC" == 3
+lr_check "the step failed" "$(jq -r '.steps[0].pass' "$J" 2>/dev/null)" == false
+lr_check "on RTT alone: nothing lost either way" "$(lr_jget "$J" '.steps[0].forward.lost + .steps[0].return.lost')" == 0
+lr_check "its rtt p99 is above 1 us" "$(lr_jget "$J" '.steps[0].rtt_ns.p99')" ">" 1000
 
 # ---- 2. through a router -----------------------------------------------------------------------
 lr_netns_add SND2 snd2
