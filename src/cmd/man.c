@@ -299,6 +299,10 @@ static void page(FILE *out, const char *date)
 		"        --rate 1Mpps --size 512 --count 1M");
 	example(out, "Send into a container through the host side of its veth:",
 		"linerate send -i \"$(linerate veth container:web)\" --dst-ip 172.17.0.2 --count 1M");
+	example(out, "Round trips in the lab's bridge (scripts/lab up bridge): reflect in one container, and "
+		     "from the other take round-trip times and the loss on the way there and back:",
+		"linerate reflect -i eth0 --netns lrlab-bridge-c2 --once &\n"
+		"linerate send -i eth0 --netns lrlab-bridge-c1 --dst-ip 198.18.2.3 --rtt --rate 100k --duration 5s");
 	example(out, "Check a run file, then run it:",
 		"linerate run --check configs/veth-host-to-container.ini\n"
 		"linerate run configs/veth-host-to-container.ini --json result.json --csv result.csv");

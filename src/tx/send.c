@@ -640,7 +640,7 @@ static void print_summary(const struct lr_tx *c, const struct lr_tx_result *r, d
 }
 
 /* send --rtt: the round trip and each direction, after the sender's own lines. */
-static void print_rtt(const struct lr_rtt_result *t)
+static void print_rtt(const struct lr_rtt_result *t, unsigned int port)
 {
 	const struct lr_rtt_dir *f = &t->fwd, *b = &t->ret;
 
@@ -657,7 +657,10 @@ static void print_rtt(const struct lr_rtt_result *t)
 	fprintf(stderr, "  return    sent %llu  received %llu  lost %lld  reordered %llu  duplicates %llu\n",
 		(unsigned long long)b->sent, (unsigned long long)b->received, (long long)b->lost,
 		(unsigned long long)b->late, (unsigned long long)b->dups);
-	if (!t->settled)
+	if (!b->received && !t->flows_eot)
+		fprintf(stderr, "  nothing came back: is linerate reflect running on the far end, on UDP port %u, and does "
+			"its interface route back to this one?\n", port);
+	else if (!t->settled)
 		fprintf(stderr, "  markers   %u of %u flows' reflected markers came back: the split between the two "
 			"directions is an estimate (open gaps on the way back)\n", t->flows_eot, t->flows);
 }
@@ -687,7 +690,7 @@ int lr_tx_report(struct lr_tx *c, struct json_object *peer, const struct lr_rtt_
 	lr_tx_collect(c, r, &secs);
 	print_summary(c, r, secs);
 	if (rtt)
-		print_rtt(rtt);
+		print_rtt(rtt, o->dst_port);
 	if (o->json[0]) {
 		root = lr_json_doc("send");
 		json_object_object_add(root, "engine", json_object_new_string(c->ops->name));

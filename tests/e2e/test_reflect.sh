@@ -20,6 +20,8 @@
 # 3. Container to container over a bridge: scripts/lab bridge, c1 -> c2 (reflect in c2): exact.
 # 4. Bad input: unknown interface, an interface that already has XDP, --rtt --replay: exit 2,
 #    one line, nothing attached.
+# 6. IPv6 (2001:2::/48, the RFC 5180 benchmarking range) over a direct veth, 84-byte frames (the
+#    smallest that carry the probe): exact both ways.
 # 5. linerate run over the direct veth: mode = rtt-throughput (upper bound 100 kpps, max_rtt_p99
 #    5 ms) finds a rate > 0 whose trial is exact both ways with an RTT p99 within the threshold;
 #    mode = rtt with max_rtt_p99 = 1us fails its step on RTT alone (exit 3, lost 0 both ways).
@@ -226,6 +228,26 @@ lr_check "run exit code (threshold missed)" "$RUNRC" == 3
 lr_check "the step failed" "$(jq -r '.steps[0].pass' "$J" 2>/dev/null)" == false
 lr_check "on RTT alone: nothing lost either way" "$(lr_jget "$J" '.steps[0].forward.lost + .steps[0].return.lost')" == 0
 lr_check "its rtt p99 is above 1 us" "$(lr_jget "$J" '.steps[0].rtt_ns.p99')" ">" 1000
+
+# ---- 6. IPv6 ----------------------------------------------------------------------------------
+lr_log "== IPv6, 84-byte frames"
+lr_netns_add SND6 snd6
+lr_netns_add RCV6 rcv6
+lr_veth "$SND6" s0 "$RCV6" c0
+ip netns exec "$SND6" sysctl -qw net.ipv6.conf.s0.disable_ipv6=0
+ip netns exec "$RCV6" sysctl -qw net.ipv6.conf.c0.disable_ipv6=0
+ip -n "$SND6" addr add 2001:2::1/64 dev s0 nodad
+ip -n "$RCV6" addr add 2001:2::2/64 dev c0 nodad
+ip -n "$SND6" link set s0 up
+ip -n "$RCV6" link set c0 up
+# a static neighbour each way: no frame waits for neighbour discovery
+ip -n "$SND6" neigh replace 2001:2::2 lladdr "$(lr_mac "$RCV6" c0)" dev s0 nud permanent
+ip -n "$RCV6" neigh replace 2001:2::1 lladdr "$(lr_mac "$SND6" s0)" dev c0 nud permanent
+reflect_start "$RCV6" c0
+rtt_send "$SND6" s0 2001:2::2 --size 84
+reflect_stop
+check_exact
+lr_check "reflect.packets (IPv6)" "$(lr_jget "$F" .reflect.packets)" == "$COUNT"
 
 # ---- 2. through a router -----------------------------------------------------------------------
 lr_netns_add SND2 snd2
