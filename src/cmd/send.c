@@ -262,13 +262,6 @@ static int send_loop(struct lr_tx *c, const struct lr_send_opts *o, struct lr_pe
 	return 0;
 }
 
-static void sleep_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	nanosleep(&ts, NULL);
-}
-
 /*
  * send --rtt: our receiver on -i counts what the reflector sends back,
  * from before the first frame leaves. The test's port is the reflected
@@ -295,24 +288,12 @@ static int rtt_begin(const struct lr_send_opts *o, struct lr_recv_opts *ro, stru
 /* Once the sender is done: the reflected markers, every flow's, or 2 s; then the result. */
 static int rtt_end(const struct lr_send_opts *o, struct lr_rx *rx, const struct lr_tx *c, struct lr_rtt_result *rtt)
 {
-	const volatile struct lr_flow_state *fl;
 	struct lr_tx_result tr;
 	struct lr_rx_result *r;
-	uint64_t end = lr_now_ns() + RTT_WAIT_NS;
-	unsigned int f, in = 0;
 	double secs;
 	int ret;
 
-	while (lr_now_ns() < end && !lr_stop) {
-		fl = rx->flows;
-		for (in = 0, f = 0; f < o->flows; f++)
-			in += fl[f].eot_seen != 0;
-		if (in == o->flows)
-			break;
-		sleep_ms(10);
-	}
-	/* the markers' repeats, and anything still on its way behind them */
-	sleep_ms(50);
+	lr_rx_wait_back(rx, o->flows, RTT_WAIT_NS);
 	rx->ops->stop(rx);
 	r = malloc(sizeof(*r));
 	if (!r)

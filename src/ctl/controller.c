@@ -636,8 +636,13 @@ static int wait_once(struct lr_ctl *c, unsigned int ms, struct wait_reply *w, ch
 	return ret;
 }
 
-int lr_ctl_wait(struct lr_ctl *c, uint64_t timeout_ns, bool *complete, struct lr_rx_result *r,
-		struct json_object **doc, char *err, size_t errlen)
+/*
+ * wait until the endpoint says complete or @timeout_ns passed, each answer's document read by
+ * @get into @out (a receiver's or a reflector's, @what in the message when there is none)
+ */
+static int wait_doc(struct lr_ctl *c, uint64_t timeout_ns, bool *complete, const char *what,
+		    int (*get)(struct json_object *doc, void *out, char *err, size_t errlen), void *out,
+		    struct json_object **doc, char *err, size_t errlen)
 {
 	uint64_t end = lr_now_ns() + timeout_ns;
 	struct wait_reply w;
@@ -652,8 +657,8 @@ int lr_ctl_wait(struct lr_ctl *c, uint64_t timeout_ns, bool *complete, struct lr
 			return ret;
 		free(w.summary);
 		if (!w.doc)
-			snprintf(err, errlen, "result.document: null, where a receiver's result belongs");
-		if (!w.doc || lr_rx_result_get(w.doc, r, err, errlen)) {
+			snprintf(err, errlen, "result.document: null, where a %s's result belongs", what);
+		if (!w.doc || get(w.doc, out, err, errlen)) {
 			json_object_put(w.doc);
 			return broken(c, err);
 		}
@@ -667,6 +672,17 @@ int lr_ctl_wait(struct lr_ctl *c, uint64_t timeout_ns, bool *complete, struct lr
 	else
 		json_object_put(w.doc);
 	return 0;
+}
+
+static int rx_get(struct json_object *doc, void *out, char *err, size_t errlen)
+{
+	return lr_rx_result_get(doc, out, err, errlen);
+}
+
+int lr_ctl_wait(struct lr_ctl *c, uint64_t timeout_ns, bool *complete, struct lr_rx_result *r,
+		struct json_object **doc, char *err, size_t errlen)
+{
+	return wait_doc(c, timeout_ns, complete, "receiver", rx_get, r, doc, err, errlen);
 }
 
 int lr_ctl_wait_tx(struct lr_ctl *c, unsigned int timeout_ms, bool *complete, struct json_object **doc,
@@ -767,37 +783,15 @@ static int reflect_result_get(struct json_object *doc, struct lr_ctl_reflect *r,
 	return lr_jfield_get(doc, reflect_doc_fields, r, "result.document", false, err, errlen);
 }
 
+static int reflect_get(struct json_object *doc, void *out, char *err, size_t errlen)
+{
+	return reflect_result_get(doc, out, err, errlen);
+}
+
 int lr_ctl_wait_reflect(struct lr_ctl *c, uint64_t timeout_ns, bool *complete, struct lr_ctl_reflect *r,
 			struct json_object **doc, char *err, size_t errlen)
 {
-	uint64_t end = lr_now_ns() + timeout_ns;
-	struct wait_reply w;
-	int ret;
-
-	for (;;) {
-		uint64_t now = lr_now_ns(), left_ms = now < end ? (end - now + 999999) / 1000000 : 0;
-
-		ret = wait_once(c, left_ms > LR_CTL_WAIT_MAX_MS ? LR_CTL_WAIT_MAX_MS : (unsigned int)left_ms, &w, err,
-				errlen);
-		if (ret)
-			return ret;
-		free(w.summary);
-		if (!w.doc)
-			snprintf(err, errlen, "result.document: null, where a reflector's result belongs");
-		if (!w.doc || reflect_result_get(w.doc, r, err, errlen)) {
-			json_object_put(w.doc);
-			return broken(c, err);
-		}
-		*complete = w.complete;
-		if (w.complete || lr_now_ns() >= end)
-			break;
-		json_object_put(w.doc);
-	}
-	if (doc)
-		*doc = w.doc;
-	else
-		json_object_put(w.doc);
-	return 0;
+	return wait_doc(c, timeout_ns, complete, "reflector", reflect_get, r, doc, err, errlen);
 }
 
 struct clock_reply {

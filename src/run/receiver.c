@@ -221,21 +221,9 @@ void lr_run_back_close(struct lr_run *r)
 
 int lr_run_back_wait(struct lr_run *r, uint64_t timeout_ns, struct lr_rx_result *res, bool *complete)
 {
-	const volatile struct lr_flow_state *fl = r->back->flows;
-	uint64_t end = lr_now_ns() + timeout_ns;
-	unsigned int f, in = 0;
 	int ret;
 
-	while (!lr_stop) {
-		for (in = 0, f = 0; f < r->flows_total; f++)
-			in += fl[f].eot_seen != 0;
-		if (in == r->flows_total || lr_now_ns() >= end)
-			break;
-		usleep(10000);
-	}
-	/* the markers' repeats */
-	usleep(50000);
-	*complete = in == r->flows_total;
+	*complete = lr_rx_wait_back(r->back, r->flows_total, timeout_ns);
 	ret = lr_rx_collect(r->back, res);
 	if (ret)
 		return lr_fail(LR_EXIT_RUNTIME, "run", "the return's counters: %s", strerror(-ret));

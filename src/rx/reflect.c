@@ -178,20 +178,7 @@ fail:
 
 bool lr_reflector_complete(const struct lr_reflector *r)
 {
-	const volatile struct lr_flow_state *flows = r->flows;
-	unsigned int f, n = 0;
-
-	for (f = 0; f < LR_MAX_FLOWS; f++)
-		if (flows[f].eot_seen) {
-			n = flows[f].eot_flows;
-			break;
-		}
-	if (!n)
-		return false;
-	for (f = 0; f < n && f < LR_MAX_FLOWS; f++)
-		if (!flows[f].eot_seen)
-			return false;
-	return true;
+	return lr_flows_complete(r->flows);
 }
 
 int lr_reflector_collect(struct lr_reflector *r, struct lr_reflect_result *out)

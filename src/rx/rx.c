@@ -105,7 +105,12 @@ static void flow_totals(const struct lr_rx *rx, struct rx_totals *t)
 
 bool lr_rx_complete(const struct lr_rx *rx)
 {
-	const volatile struct lr_flow_state *flows = rx->flows;
+	return lr_flows_complete(rx->flows);
+}
+
+bool lr_flows_complete(const struct lr_flow_state *table)
+{
+	const volatile struct lr_flow_state *flows = table;
 	unsigned int f, n = 0;
 
 	for (f = 0; f < LR_MAX_FLOWS; f++)
@@ -218,6 +223,25 @@ void lr_rx_capture_abort(struct lr_rx *rx)
 		return;
 	lr_pcap_abort(rx->pcap);
 	rx->pcap = NULL;
+}
+
+bool lr_rx_wait_back(struct lr_rx *rx, unsigned int flows, uint64_t timeout_ns)
+{
+	const volatile struct lr_flow_state *fl = rx->flows;
+	uint64_t end = lr_now_ns() + timeout_ns;
+	struct timespec tick = { 0, 10 * 1000000L }, linger = { 0, 50 * 1000000L };
+	unsigned int f, in = 0;
+
+	while (!lr_stop) {
+		for (in = 0, f = 0; f < flows && f < LR_MAX_FLOWS; f++)
+			in += fl[f].eot_seen != 0;
+		if (in == flows || lr_now_ns() >= end)
+			break;
+		nanosleep(&tick, NULL);
+	}
+	/* the markers' repeats, and anything still on its way behind them */
+	nanosleep(&linger, NULL);
+	return in == flows;
 }
 
 void lr_rx_reset(struct lr_rx *rx)

@@ -76,6 +76,13 @@ int lr_rx_begin(const struct lr_recv_opts *o, struct lr_rx *rx, char *line, size
 int lr_rx_collect(struct lr_rx *rx, struct lr_rx_result *r);
 /* Every flow the sender announced has its end-of-test marker in. */
 bool lr_rx_complete(const struct lr_rx *rx);
+/* The same, of a table of LR_MAX_FLOWS flow states (a receiver's or a reflector's). */
+bool lr_flows_complete(const struct lr_flow_state *flows);
+/*
+ * Round trips: waits until flows 0 .. @flows - 1 all have a reflected marker in, at most
+ * @timeout_ns (or until a signal), then 50 ms more for the repeats. Whether they all came.
+ */
+bool lr_rx_wait_back(struct lr_rx *rx, unsigned int flows, uint64_t timeout_ns);
 void lr_rx_reset(struct lr_rx *rx);
 void lr_rx_end(struct lr_rx *rx);
 /* The capture renamed into place (after ops->stop), or removed (error paths). */
