@@ -15,6 +15,7 @@ const volatile __u64 cfg_head[LR_LIVE_HEAD_WORDS];
 const volatile __u32 cfg_head_words;
 /* send --rtt: round-trip frames for a reflector ("LT", "LU"), with 32-bit stamps */
 const volatile __u8 cfg_rtt;
+const volatile __u32 cfg_rtt_id;	/* the test's id, in every round-trip frame and marker */
 /*
  * --pcap: the program copies chosen data frames to the samples ring. A
  * constant, so that when it is off the verifier prunes the sampling code
@@ -136,7 +137,7 @@ int xdp_live(struct xdp_md *ctx)
 	seq = &live_seq[k];
 	if (s->eot) {
 		sq = *seq;
-		tail = (__u64)s->flows_total << 48;
+		tail = ((__u64)s->flows_total << 48) | cfg_rtt_id;
 	} else {
 		/*
 		 * --latency-every: a timestamp in the frames whose sequence is
@@ -145,7 +146,7 @@ int xdp_live(struct xdp_md *ctx)
 		 */
 		sq = (*seq)++;
 		now = sq & s->stamp_mask ? 0 : bpf_ktime_get_ns();
-		tail = cfg_rtt && now ? lr_rtt_tail(now) : now;
+		tail = cfg_rtt ? (now ? lr_rtt_tail(now) : 0) | cfg_rtt_id : now;
 	}
 
 	lr_probe_stamp(udp, cfg_csum_base, (__u16)(cfg_src_port + flow),

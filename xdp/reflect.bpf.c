@@ -62,12 +62,12 @@ int xdp_reflect(struct xdp_md *ctx)
 		c->bad_flow++;
 		return XDP_PASS;
 	}
+	lr_reflect_flow_renew(st, pkt.tid);
 	if (kind == LR_PKT_EOT) {
 		lr_rx_count_eot(c, st, &pkt);
 		lr_reflect_rewrite(data, (__u8 *)l3, v6, (__u8 *)l4, 1, st->packets, lr_reflect_eot_tail(st));
 		return XDP_TX;
 	}
-	lr_reflect_flow_renew(st);
 	rseq = st->packets;	/* frames reflected on the flow before this one */
 	now = lr_rx_wants_clock(c, &pkt) ? bpf_ktime_get_ns() : 0;
 	lr_rx_count_data(c, st, &pkt, pkt.len, ctx->rx_queue_index, now, 0);

@@ -35,6 +35,8 @@ struct lr_flow_state {
 	 */
 	__u32 fwd_late;
 	__u32 fwd_dups;
+	__u32 test_id;	/* at a reflector: the test the flow's counts belong to */
+	__u32 reserved;
 };
 
 enum lr_flow_verdict {

@@ -20,7 +20,9 @@
 /*
  * Round trips (send --rtt, linerate reflect): the same 18 bytes, so the
  * smallest frames work, with the tail split in two 32-bit halves. On the
- * way out: the low 32 bits of the sender's clock (0: no stamp) and 0; on
+ * way out: the low 32 bits of the sender's clock (0: no stamp) and the
+ * sender's test id (random, never 0; markers carry it in their tail's low
+ * 32 bits too), which tells the reflector a new test began; on
  * the way back the reflector writes its own per-flow sequence (the low 32
  * bits of the frames it reflected on the flow before this one) into the
  * second half. A round trip over 2^32 ns (4.29 s) aliases. A reflected
@@ -82,6 +84,7 @@ struct lr_pkt {
 	__u32 flow;
 	__u32 len;	/* bytes from the Ethernet header on (no FCS) */
 	__u32 probe_off;	/* offset of the probe header in the frame */
+	__u32 tid;	/* a round trip on its way out ("LT", "LU"): the sender's test id, never 0 */
 	__u8 rtt;	/* a round-trip frame: the timestamp is 32 bits, latency modulo 2^32 */
 	__u8 reflect;	/* data or marker on its way to a reflector ("LT", "LU") */
 };
@@ -309,17 +312,20 @@ LR_INLINE int lr_parse(const void *data, const void *end, __u16 dport, struct lr
 	out->probe_off = (__u32)((const __u8 *)pr - p);
 	out->rtt = 0;
 	out->reflect = 0;
+	out->tid = 0;
 	switch (magic) {
 	case LR_MAGIC_DATA:
 		return LR_PKT_DATA;
 	case LR_MAGIC_EOT:
 		return LR_PKT_EOT;
 	case LR_MAGIC_RTT:
+		out->tid = (__u32)out->tail;
 		out->tail >>= 32;
 		out->rtt = 1;
 		out->reflect = 1;
 		return LR_PKT_DATA;
 	case LR_MAGIC_RTT_EOT:
+		out->tid = (__u32)out->tail;
 		out->reflect = 1;
 		return LR_PKT_EOT;
 	case LR_MAGIC_BACK:

@@ -102,13 +102,15 @@ LR_INLINE void lr_reflect_rewrite(__u8 *data, __u8 *l3, int v6, __u8 *udp, int e
 }
 
 /*
- * A new test on a flow whose markers the reflector already saw: a data
- * frame after the markers starts the flow's counts over, so a reflector
- * that stays up numbers every test's frames from 0.
+ * A frame of another test than the flow's counts belong to (its test id,
+ * @tid, differs) starts the flow's counts over, so a reflector that stays
+ * up numbers every test's frames from 0: data frames and markers alike (a
+ * flow may carry no data in a test), and whether or not the last test's
+ * markers came. A late frame of the same test never resets anything.
  */
-LR_INLINE void lr_reflect_flow_renew(struct lr_flow_state *st)
+LR_INLINE void lr_reflect_flow_renew(struct lr_flow_state *st, __u32 tid)
 {
-	if (!st->eot_seen)
+	if (st->test_id == tid)
 		return;
 	st->next = 0;
 	st->window = 0;
@@ -122,6 +124,8 @@ LR_INLINE void lr_reflect_flow_renew(struct lr_flow_state *st)
 	st->eot_flows = 0;
 	st->fwd_late = 0;
 	st->fwd_dups = 0;
+	st->reserved = 0;
+	st->test_id = tid;
 }
 
 /* The tail of a reflected marker: the forward direction's reordered and duplicate frames on the flow. */

@@ -290,10 +290,11 @@ static int rtt_end(const struct lr_send_opts *o, struct lr_rx *rx, const struct 
 {
 	struct lr_tx_result tr;
 	struct lr_rx_result *r;
+	bool complete;
 	double secs;
 	int ret;
 
-	lr_rx_wait_back(rx, o->flows, RTT_WAIT_NS);
+	complete = lr_rx_wait_back(rx, o->flows, RTT_WAIT_NS);
 	rx->ops->stop(rx);
 	r = malloc(sizeof(*r));
 	if (!r)
@@ -303,6 +304,8 @@ static int rtt_end(const struct lr_send_opts *o, struct lr_rx *rx, const struct 
 		free(r);
 		return lr_fail(LR_EXIT_RUNTIME, "send", "--rtt: cannot read the counters: %s", strerror(-ret));
 	}
+	/* settled only if flows 0 .. flows - 1 are the ones whose markers came back */
+	r->settled = r->settled && complete;
 	lr_tx_collect((struct lr_tx *)c, &tr, &secs);
 	/* the markers announce the frames stamped: those handed to the device, whatever it did with them */
 	lr_rtt_compute(tr.queued, o->flows, r, rtt);

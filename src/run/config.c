@@ -708,6 +708,10 @@ static int finish(struct parser *p)
 			return fail(p, tx->kline[LR_O_RUN_AGENT],
 				    "[tx] agent: with mode = rtt the sender counts what comes back on its own interface, "
 				    "so it runs here; put the reflector on the agent ([rx] agent)");
+		if (p->test.kline[LR_O_RUN_CLOCK] && c->clock)
+			return fail(p, p->test.kline[LR_O_RUN_CLOCK],
+				    "[test] clock: a round trip is timed on the sender's one clock; there is no other "
+				    "clock to estimate");
 	} else if (p->test.kline[LR_O_MAX_RTT_P99]) {
 		return fail(p, p->test.kline[LR_O_MAX_RTT_P99],
 			    "[test] max_rtt_p99: a round-trip threshold; it needs mode = rtt or rtt-throughput");

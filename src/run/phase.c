@@ -86,7 +86,10 @@ static void guess_limit(struct lr_step *s)
 		snprintf(s->limit, sizeof(s->limit), "receive side: devices dropped frames (tx end %llu, rx end %llu, "
 			 "rx driver counters %llu)", (unsigned long long)s->tx.device_dropped,
 			 (unsigned long long)s->rx.device.dropped, (unsigned long long)s->rx.device.driver_drops);
-	else if (s->rx.lost > 0)
+	else if (s->rtt_on && (s->rtt.fwd.lost > 0 || s->rtt.ret.lost > 0))
+		snprintf(s->limit, sizeof(s->limit), "the path lost %lld on the way there and %lld on the way back",
+			 (long long)s->rtt.fwd.lost, (long long)s->rtt.ret.lost);
+	else if (!s->rtt_on && s->rx.lost > 0)
 		snprintf(s->limit, sizeof(s->limit), "the path between the devices lost %lld", (long long)s->rx.lost);
 	else if (lr_search_short(s->offered_pps, s->tx.pps))
 		snprintf(s->limit, sizeof(s->limit), "sender below the offered rate (cpu%u %.0f%% busy)", bc, busiest);

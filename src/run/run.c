@@ -127,7 +127,10 @@ static int measure(struct lr_run *r, char *err, size_t errlen)
 	/* threads only now, after the namespace: pings keep the agents' dead-man timers quiet */
 	if ((r->rx.remote && lr_ctl_keepalive(r->rx.ctl)) || (r->tx_ctl && lr_ctl_keepalive(r->tx_ctl)))
 		return lr_fail(LR_EXIT_RUNTIME, "run", "cannot start the keepalive thread");
-	lr_run_clocks_before(r, &offset);
+	/* a round trip is timed on this process's clock alone: no other clock to compare */
+	offset = 0;
+	if (!lr_run_mode_rtt(cfg->mode))
+		lr_run_clocks_before(r, &offset);
 	ret = lr_run_rx_prepare(r, offset);
 	if (ret)
 		return ret;
@@ -135,7 +138,8 @@ static int measure(struct lr_run *r, char *err, size_t errlen)
 		return ret;
 	ret = lr_run_mode_search(cfg->mode) ? lr_run_throughput(r) : lr_run_sweep(r);
 	lr_run_back_close(r);
-	lr_run_clocks_after(r);
+	if (!lr_run_mode_rtt(cfg->mode))
+		lr_run_clocks_after(r);
 	if (r->nsteps) {
 		lr_run_print_table(r);
 		if (o->json[0] && lr_run_write_json(r) && !ret)

@@ -210,6 +210,7 @@ int lr_reflector_collect(struct lr_reflector *r, struct lr_reflect_result *out)
 		if (!packets && !st->eot_seen)
 			continue;
 		out->flows++;
+		out->fwd_received += packets;
 		out->late += late;
 		out->dups += dups;
 		if (st->eot_seen) {
@@ -256,7 +257,7 @@ void lr_reflect_result_put(struct json_object *parent, const struct lr_reflect_r
 	U64(o, "flows_eot", r->flows_eot);
 	json_object_object_add(o, "tail_settled", json_object_new_boolean(r->settled));
 	json_object_object_add(fw, "sent", r->flows_eot ? json_object_new_uint64(r->sent) : NULL);
-	U64(fw, "received", r->packets);
+	U64(fw, "received", r->fwd_received);
 	json_object_object_add(fw, "lost", json_object_new_int64(r->lost));
 	U64(fw, "reordered", r->late);
 	U64(fw, "duplicates", r->dups);

@@ -37,6 +37,8 @@ struct lr_reflect_result {
 	uint64_t foreign;	/* frames passed untouched */
 	uint64_t bad_flow;
 	unsigned int flows, flows_eot;
+	/* the latest test on each flow (a new test starts a flow's counts over), unlike packets above */
+	uint64_t fwd_received;
 	uint64_t sent;	/* the senders' totals from the markers, over the flows with one */
 	int64_t lost;	/* forward: the markers settle it, else open gaps */
 	uint64_t late, dups;	/* forward reordered and duplicate frames */

@@ -232,7 +232,8 @@ bool lr_rx_wait_back(struct lr_rx *rx, unsigned int flows, uint64_t timeout_ns)
 	struct timespec tick = { 0, 10 * 1000000L }, linger = { 0, 50 * 1000000L };
 	unsigned int f, in = 0;
 
-	while (!lr_stop) {
+	/* not cut short by a signal: the markers still leave after one, and the wait is bounded */
+	for (;;) {
 		for (in = 0, f = 0; f < flows && f < LR_MAX_FLOWS; f++)
 			in += fl[f].eot_seen != 0;
 		if (in == flows || lr_now_ns() >= end)

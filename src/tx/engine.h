@@ -187,13 +187,13 @@ static inline unsigned int lr_worker_fill(struct lr_worker *w, uint8_t *pkt)
 		/* --latency-every: a timestamp in one frame in N of the flow, none (0) in the others */
 		if (w->opts->rtt)
 			lr_frame_stamp(w->tmpl, pkt, LR_MAGIC_RTT, (uint16_t)flow, seq,
-				       seq & w->stamp_mask ? 0 : lr_rtt_tail(w->stamp_ns));
+				       (seq & w->stamp_mask ? 0 : lr_rtt_tail(w->stamp_ns)) | w->tmpl->rtt_id);
 		else
 			lr_frame_stamp(w->tmpl, pkt, LR_MAGIC_DATA, (uint16_t)flow, seq,
 				       seq & w->stamp_mask ? 0 : w->stamp_ns);
 	} else {
 		lr_frame_stamp(w->tmpl, pkt, w->opts->rtt ? LR_MAGIC_RTT_EOT : LR_MAGIC_EOT, (uint16_t)flow,
-			       w->flow_seq[k], (uint64_t)w->flows_total << 48);
+			       w->flow_seq[k], ((uint64_t)w->flows_total << 48) | w->tmpl->rtt_id);
 	}
 	if (++w->flow_cur == w->nflows)
 		w->flow_cur = 0;

@@ -235,6 +235,7 @@ static int prog_load(struct lr_worker *w, bool sampling, struct live **out)
 	skel->rodata->cfg_csum_base = t->csum_base;
 	skel->rodata->cfg_src_port = t->src_port;
 	skel->rodata->cfg_rtt = w->opts->rtt;
+	skel->rodata->cfg_rtt_id = t->rtt_id;
 	memcpy((void *)skel->rodata->cfg_head, t->data, (size_t)words * 8);
 	skel->rodata->cfg_head_words = words;
 	/* whole frames, as the other engines sample them */

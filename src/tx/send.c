@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <net/if.h>
 #include <time.h>
 #include <unistd.h>
@@ -169,6 +170,15 @@ static int prepare(struct lr_tx *c)
 	ret = lr_frame_build(&spec, &c->tmpl);
 	if (ret)
 		return lr_fail(LR_EXIT_USAGE, "send", "cannot build a %u-byte frame: %s", o->size, strerror(-ret));
+	/* round trips: an id of this test, so a reflector that stays up starts each flow's counts over */
+	if (o->rtt) {
+		uint32_t id = 0;
+
+		while (!id)
+			if (getrandom(&id, sizeof(id), 0) != (ssize_t)sizeof(id))
+				id = (uint32_t)(lr_now_ns() ^ ((uint64_t)getpid() << 16));
+		c->tmpl.rtt_id = id;
+	}
 	return 0;
 }
 

@@ -10,6 +10,8 @@
 #      lost 0, device tx_dropped 0; the reflector's device sent >= 10020 frames (ip -s link).
 #    - --xdp-mode native with the live engine (the reflector's XDP makes s0 take XDP frames): the same
 #      exact counts; mode "native".
+#    - one reflector serving two tests (4 flows, 1000 frames then 2, so two flows carry none in
+#      the second): each test exact both ways (the test id starts each flow's counts over);
 #    - ping through the reflecting interface still answers; reflect killed with SIGKILL leaves no
 #      XDP program on c0.
 # 2. Through a router (no XDP, no GRO on it: the reflector must pick generic):
@@ -143,6 +145,19 @@ check_exact
 lr_check "reflect.mode" "$(lr_jget "$F" .reflect.mode)" == native
 lr_check "send engine" "$(lr_jget "$LR_TMP/send.json" .engine)" == live
 lr_check "reflect.device.driver_drops (XDP_TX refusals)" "$(lr_jget "$F" .reflect.device.driver_drops)" == 0
+
+lr_log "== one reflector, two tests: 1000 frames in 4 flows, then 2 (two flows carry none)"
+reflect_start "$RCV" c0
+rtt_send "$SND" s0 198.18.0.2 --count 1000
+lr_check "first test: forward lost" "$(lr_jget "$LR_TMP/send.json" .forward.lost)" == 0
+lr_check "first test: return lost" "$(lr_jget "$LR_TMP/send.json" .return.lost)" == 0
+rtt_send "$SND" s0 198.18.0.2 --count 2
+reflect_stop
+check_dir forward 2 2 0
+check_dir return 2 2 0
+lr_check "second test: rtt_settled" "$(jq -r .rtt_settled "$LR_TMP/send.json" 2>/dev/null)" == true
+lr_check "the reflector reflected both tests" "$(lr_jget "$F" .reflect.packets)" == 1002
+lr_check "its forward view: the latest test on each flow" "$(lr_jget "$F" .reflect.forward.received)" == 2
 
 lr_log "== SIGKILL leaves nothing attached"
 reflect_start "$RCV" c0

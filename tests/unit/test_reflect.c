@@ -693,7 +693,10 @@ static void test_rtt_end_to_end(void **state)
 	free(c);
 }
 
-/* A data frame after the markers starts a flow over at the reflector; before them it counts on. */
+/*
+ * A frame of another test (another id) starts a flow over at the reflector, data or marker; frames
+ * of the same test, late ones after the markers included, count on.
+ */
 static void test_reflect_flow_renew(void **state)
 {
 	struct lr_flow_state st, keep, zero;
@@ -703,46 +706,87 @@ static void test_reflect_flow_renew(void **state)
 	(void)state;
 	assert_non_null(c);
 	memset(&zero, 0, sizeof(zero));
+	/* the same id: left byte for byte as it was, markers seen or not */
 	memset(&st, 0x5a, sizeof(st));
-	st.eot_seen = 0;
+	st.test_id = 7;
 	keep = st;
-	lr_reflect_flow_renew(&st);
+	lr_reflect_flow_renew(&st, 7);
 	assert_memory_equal(&st, &keep, sizeof(st));
-	st.eot_seen = 1;
-	lr_reflect_flow_renew(&st);
-	assert_memory_equal(&st, &zero, sizeof(st));
-	memset(&st, 0xa5, sizeof(st));
-	st.eot_seen = 3;
-	lr_reflect_flow_renew(&st);
-	assert_memory_equal(&st, &zero, sizeof(st));
-	/* renewing a fresh flow does nothing */
-	lr_reflect_flow_renew(&st);
+	/* another id: zeroed, and the new id kept */
+	lr_reflect_flow_renew(&st, 8);
+	zero.test_id = 8;
 	assert_memory_equal(&st, &zero, sizeof(st));
 
-	/* the reflector's order: renew, its sequence, count; then a marker; then a second test */
+	/* test 8: ten frames, a marker, then a late frame of the same test: it counts on, as late */
 	for (uint64_t i = 0; i < 10; i++) {
-		lr_reflect_flow_renew(&st);
-		assert_true(st.packets == i);
+		if (i == 4)
+			continue;
+		lr_reflect_flow_renew(&st, 8);
 		pkt.seq = i;
 		lr_rx_count_data(c, &st, &pkt, pkt.len, 0, 0, 0);
 	}
 	pkt.seq = 10;
-	pkt.tail = 1ULL << 48;
+	pkt.tail = (1ULL << 48) | 8;
+	lr_reflect_flow_renew(&st, 8);
 	lr_rx_count_eot(c, &st, &pkt);
-	assert_true(st.eot_seen == 1 && st.packets == 10 && st.eot_sent == 10);
+	assert_true(st.eot_seen == 1 && st.packets == 9 && st.eot_sent == 10);
+	lr_reflect_flow_renew(&st, 8);
+	pkt.seq = 4;
+	lr_rx_count_data(c, &st, &pkt, pkt.len, 0, 0, 0);
+	assert_true(st.packets == 10 && st.late == 1 && st.eot_seen == 1);
+	assert_int_equal(lr_flow_lost(&st), 0);
+
+	/* test 9 with no data on this flow: its marker alone starts the flow over, 0 reflected */
+	lr_reflect_flow_renew(&st, 9);
+	pkt.seq = 0;
+	pkt.tail = (1ULL << 48) | 9;
+	lr_rx_count_eot(c, &st, &pkt);
+	assert_true(st.packets == 0 && st.eot_seen == 1 && st.test_id == 9);
+
+	/* test 10 after a test whose markers never came: starts over all the same */
+	lr_reflect_flow_renew(&st, 10);
 	pkt.seq = 0;
 	pkt.tail = 0;
-	lr_reflect_flow_renew(&st);
-	assert_true(st.packets == 0 && st.eot_seen == 0);
+	lr_rx_count_data(c, &st, &pkt, pkt.len, 0, 0, 0);
+	lr_reflect_flow_renew(&st, 11);
+	assert_true(st.packets == 0 && st.eot_seen == 0 && st.test_id == 11);
 	assert_int_equal(lr_flow_update(&st, 0, 60), LR_FLOW_IN_ORDER);
 	assert_true(st.packets == 1 && st.gaps == 0 && st.late == 0 && st.dups == 0);
 	free(c);
+}
+
+/* The test id travels in the low half of an outgoing tail: data and markers, and not back. */
+static void test_rtt_tid(void **state)
+{
+	struct lr_pkt pkt = { 0 };
+	uint8_t f[64] = { 0 };
+	struct lr_probe *p = (struct lr_probe *)(f + 42);
+
+	(void)state;
+	/* an IPv4 UDP frame to the test port, by hand */
+	f[12] = 0x08;
+	f[14] = 0x45;
+	f[23] = 17;
+	f[36] = LR_DEFAULT_DST_PORT >> 8;
+	f[37] = LR_DEFAULT_DST_PORT & 0xff;
+	lr_probe_encode(p, LR_MAGIC_RTT, 3, 99, lr_rtt_tail(12345) | 0xdeadbeef);
+	assert_int_equal(lr_parse(f, f + 60, LR_DEFAULT_DST_PORT, &pkt), LR_PKT_DATA);
+	assert_int_equal(pkt.tid, 0xdeadbeef);
+	assert_int_equal(pkt.tail, 12345);
+	lr_probe_encode(p, LR_MAGIC_RTT_EOT, 3, 99, (2ULL << 48) | 0xdeadbeef);
+	assert_int_equal(lr_parse(f, f + 60, LR_DEFAULT_DST_PORT, &pkt), LR_PKT_EOT);
+	assert_int_equal(pkt.tid, 0xdeadbeef);
+	assert_int_equal(pkt.tail >> 48, 2);
+	lr_probe_encode(p, LR_MAGIC_DATA, 3, 99, 0xdeadbeef);
+	assert_int_equal(lr_parse(f, f + 60, LR_DEFAULT_DST_PORT, &pkt), LR_PKT_DATA);
+	assert_int_equal(pkt.tid, 0);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rtt_tail),
+		cmocka_unit_test(test_rtt_tid),
 		cmocka_unit_test(test_sat32),
 		cmocka_unit_test(test_rtt_back_seq),
 		cmocka_unit_test(test_reflect_data),
