@@ -185,8 +185,8 @@ int lr_reflector_collect(struct lr_reflector *r, struct lr_reflect_result *out)
 {
 	struct lr_rx_counters *s;
 	struct lr_dev_counters now, d;
+	struct lr_flow_totals t;
 	__u32 key = 0;
-	unsigned int f;
 
 	if (bpf_map__lookup_elem(r->skel->maps.rx_counters, &key, sizeof(key), r->sources,
 				 sizeof(*r->sources) * (size_t)r->nsources, 0))
@@ -202,28 +202,15 @@ int lr_reflector_collect(struct lr_reflector *r, struct lr_reflect_result *out)
 	out->eot = s->eot;
 	out->foreign = s->foreign;
 	out->bad_flow = s->bad_flow;
-	out->settled = true;
-	for (f = 0; f < LR_MAX_FLOWS; f++) {
-		const volatile struct lr_flow_state *st = &r->flows[f];
-		uint64_t packets = st->packets, dups = st->dups, gaps = st->gaps, late = st->late;
-
-		if (!packets && !st->eot_seen)
-			continue;
-		out->flows++;
-		out->fwd_received += packets;
-		out->late += late;
-		out->dups += dups;
-		if (st->eot_seen) {
-			out->flows_eot++;
-			out->sent += st->eot_sent;
-			out->lost += (int64_t)st->eot_sent - (int64_t)(packets - dups);
-		} else {
-			out->settled = false;
-			out->lost += (int64_t)gaps - (int64_t)late;
-		}
-	}
-	if (!out->flows)
-		out->settled = false;
+	lr_flow_totals(r->flows, &t);
+	out->flows = t.flows;
+	out->flows_eot = t.flows_eot;
+	out->fwd_received = t.packets;
+	out->sent = t.sent;
+	out->lost = t.lost;
+	out->late = t.late;
+	out->dups = t.dups;
+	out->settled = t.settled;
 	out->lat_count = s->lat_count;
 	out->lat_min = s->lat_min;
 	out->lat_max = s->lat_max;

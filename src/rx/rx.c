@@ -21,14 +21,6 @@
 #define POLL_NS (100 * 1000000ULL)
 #define ONCE_LINGER_NS (50 * 1000000ULL)	/* catch the markers' repeats before leaving */
 
-/* Totals over all flows, with the sender's end-of-test numbers settled in. */
-struct rx_totals {
-	uint64_t packets, unique, lost_gap, late, dups, sent, fwd_late, fwd_dups;
-	int64_t lost;
-	unsigned int flows, flows_eot, flows_announced;
-	bool settled;
-};
-
 void lr_rx_counters_sum(const struct lr_rx_counters *src, int n, struct lr_rx_counters *s)
 {
 	int i, b, q;
@@ -64,7 +56,7 @@ void lr_rx_counters_sum(const struct lr_rx_counters *src, int n, struct lr_rx_co
 	}
 }
 
-static void flow_totals(const struct lr_rx *rx, struct rx_totals *t)
+void lr_flow_totals(const struct lr_flow_state *table, struct lr_flow_totals *t)
 {
 	unsigned int f;
 
@@ -72,7 +64,7 @@ static void flow_totals(const struct lr_rx *rx, struct rx_totals *t)
 	t->settled = true;
 	for (f = 0; f < LR_MAX_FLOWS; f++) {
 		/* the BPF side writes these; a torn read only skews a live line */
-		const volatile struct lr_flow_state *st = &rx->flows[f];
+		const volatile struct lr_flow_state *st = &table[f];
 		uint64_t packets = st->packets, dups = st->dups, gaps = st->gaps, late = st->late;
 		uint32_t eot_seen = st->eot_seen;
 
@@ -129,7 +121,7 @@ bool lr_flows_complete(const struct lr_flow_state *table)
 int lr_rx_collect(struct lr_rx *rx, struct lr_rx_result *r)
 {
 	struct lr_rx_counters *s;
-	struct rx_totals t;
+	struct lr_flow_totals t;
 	int ret;
 
 	ret = rx->ops->read(rx);
@@ -139,7 +131,7 @@ int lr_rx_collect(struct lr_rx *rx, struct lr_rx_result *r)
 	if (!s)
 		return -ENOMEM;
 	lr_rx_counters_sum(rx->sources, rx->nsources, s);
-	flow_totals(rx, &t);
+	lr_flow_totals(rx->flows, &t);
 	memset(r, 0, sizeof(*r));
 	r->packets = s->packets;
 	r->bytes = s->bytes;

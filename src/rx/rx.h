@@ -59,6 +59,16 @@ struct lr_rx {
 	void *priv;
 };
 
+/* Totals over a table of LR_MAX_FLOWS flow states, with the end-of-test markers' totals settled in. */
+struct lr_flow_totals {
+	uint64_t packets, unique, lost_gap, late, dups, sent, fwd_late, fwd_dups;
+	int64_t lost;	/* markers settle a flow's loss; open gaps stand for it until then */
+	unsigned int flows, flows_eot, flows_announced;
+	bool settled;	/* every flow with frames has its marker, and every flow announced */
+};
+
+void lr_flow_totals(const struct lr_flow_state *flows, struct lr_flow_totals *t);
+
 /* Per-source counters folded into one. */
 void lr_rx_counters_sum(const struct lr_rx_counters *src, int n, struct lr_rx_counters *sum);
 
