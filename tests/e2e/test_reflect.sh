@@ -111,6 +111,7 @@ lr_addr "$RCV" c0 198.18.0.2/30
 
 lr_log "== direct veth, auto mode"
 TX0=$(ip -n "$RCV" -s -j link show dev c0 | jq -r '.[0].stats64.tx.packets')
+RX0=$(lr_rx_packets "$SND" s0)
 reflect_start "$RCV" c0
 lr_check "the start line names generic mode and why" \
 	"$(grep -c 'XDP generic mode: its veth peer runs no XDP and has GRO off' "$LR_TMP/reflect.err")" == 1
@@ -134,6 +135,12 @@ lr_check "reflect.forward.sent (from the markers)" "$(lr_jget "$F" .reflect.forw
 lr_check "reflect.device.tx_dropped" "$(lr_jget "$F" .reflect.device.tx_dropped)" == 0
 TX1=$(ip -n "$RCV" -s -j link show dev c0 | jq -r '.[0].stats64.tx.packets')
 lr_check "c0 sent (ip -s link) >= frames and markers reflected" $((TX1 - TX0)) ">=" $((COUNT + FLOWS * 5))
+# the return as the kernel saw it: s0 received the reflected frames and markers, and a few others
+# (the ping's replies, ARP) at most
+RX1=$(lr_rx_packets "$SND" s0)
+lr_check "s0 received (ip -s link) >= return.received + reflected markers" $((RX1 - RX0)) ">=" \
+	$(($(lr_jget "$S" .return.received) + FLOWS * 5))
+lr_check "s0 received (ip -s link) <= that + 10" $((RX1 - RX0)) "<=" $(($(lr_jget "$S" .return.received) + FLOWS * 5 + 10))
 lr_check_cmd "no XDP program left on c0 after SIGINT" lr_xdp_absent "$RCV" c0
 lr_check_cmd "no XDP program left on s0 after send --rtt" lr_xdp_absent "$SND" s0
 
