@@ -24,6 +24,7 @@
 #     namespaces itself (--netns)
 #   - bridge: send on vc1, c1's host-side veth (a bridge port without an address, as the host side of
 #     a Docker container's veth is): exact as well, the source address taken from br0
+#   - every lab namespace that holds a bridge has bridge-nf-call-{iptables,ip6tables,arptables} 0
 #   - down exits 0, removes every P-TOPOLOGY-* namespace (ip netns list, ip -all netns exec ip
 #     link), down again exits 0
 #   - up veth --queues 2 --threaded-napi: 2 RX and 2 TX queues on both ends, threaded 1 on the
@@ -164,6 +165,16 @@ check_topology()
 		p=${p%%:*}
 		check_path "$doc" "$p"
 	done
+	# Bare bridges, whatever br_netfilter's defaults: every namespace holding a bridge skips netfilter
+	if [[ -e /proc/sys/net/bridge/bridge-nf-call-iptables ]]; then
+		for n in $(ip netns list | awk -v p="$PFX-$topo-" 'index($1, p) == 1 { print $1 }'); do
+			[[ -n $(ip -n "$n" -o link show type bridge) ]] || continue
+			for k in iptables ip6tables arptables; do
+				lr_check "$topo: $n bridge-nf-call-$k" \
+					"$(ip netns exec "$n" sysctl -n "net.bridge.bridge-nf-call-$k")" == 0
+			done
+		done
+	fi
 	if [[ $topo == bridge ]]; then
 		# As against a real Docker container: send on the host side of c1's veth, a bridge port
 		# with no address of its own; the source address comes from its bridge, br0.
