@@ -23,6 +23,7 @@ LR_CHECKS=0
 LR_TMP=
 LR_LAB=$LR_REPO/scripts/lab
 LR_LAB_PREFIXES=()
+LR_CLEANUP_FIRST=()
 LAB_RC=0
 
 # Exit 77 (skip), or fail when CI demands that every e2e test runs.
@@ -69,6 +70,9 @@ lr_cleanup()
 
 	set +e
 	trap - EXIT INT TERM
+	for p in "${LR_CLEANUP_FIRST[@]}"; do
+		$p
+	done
 	lr_stop_children 3
 	# labs first: their namespaces are scripts/lab's to remove, by prefix
 	for p in "${LR_LAB_PREFIXES[@]}"; do
@@ -91,6 +95,13 @@ lr_init()
 	trap 'exit 130' INT
 	trap 'exit 143' TERM
 	lr_log "binary: $LINERATE"
+}
+
+# lr_cleanup_first FUNCTION: the exit trap calls FUNCTION before it ends processes and removes
+# namespaces (a private dockerd stops its containers while their namespaces still exist).
+lr_cleanup_first()
+{
+	LR_CLEANUP_FIRST+=("$1")
 }
 
 # lr_netns_add VAR SHORT: make namespace lr-<test>-<SHORT>-<pid>, store its name in VAR.
