@@ -146,7 +146,7 @@ lr_dockerd_stop()
 	fi
 	# shims that outlived a killed engine still hold our directory: theirs by the path they run from
 	for f in /proc/[0-9]*/cmdline; do
-		if tr '\0' ' ' <"$f" 2>/dev/null | grep -qF "$d/"; then
+		if { tr '\0' ' ' <"$f"; } 2>/dev/null | grep -qF "$d/"; then
 			pid=${f#/proc/}
 			pid=${pid%/cmdline}
 			kill -KILL "$pid" 2>/dev/null

@@ -181,7 +181,7 @@ lr_dockerd_stop
 lr_check_cmd "dockerd is gone" bash -c "! kill -0 $DPID 2>/dev/null"
 left=0
 for f in /proc/[0-9]*/cmdline; do
-	[[ $(tr '\0' ' ' <"$f" 2>/dev/null) == *"$DIR/"* ]] && left=$((left + 1))
+	[[ $({ tr '\0' ' ' <"$f"; } 2>/dev/null) == *"$DIR/"* ]] && left=$((left + 1))
 done
 lr_check "no process runs from the engine's directory" "$left" == 0
 lr_check "no mount under the engine's directory" "$(awk -v d="$DIR/" 'index($2, d) == 1' /proc/self/mounts | wc -l)" == 0
