@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# scripts/compare on a reduced matrix: every lab path, 64-byte frames, AF_PACKET, short steps; then one AF_XDP search.
+# scripts/compare on a reduced matrix: every path (the lab's and Docker's), 64-byte frames, AF_PACKET,
+# short steps; then one AF_XDP search.
 #
 #   veth-host    [P-veth-host] veth0 <--veth--> eth0 [P-veth-c1]
 #   bridge-host  [P-bridge-host] br0 --- vc1 <--veth--> eth0 [P-bridge-c1]
 #   bridge-c2c   [P-bridge-c1] eth0 <--veth--> vc1 -- br0 -- vc2 <--veth--> eth0 [P-bridge-c2]
 #   overlay-c2c  [P-overlay-c1] eth0 -> br0 -> vx0 ==vxlan over ul0== vx0 -> br0 -> eth0 [P-overlay-c2]
 #   macvlan-c2c  [P-macvlan-c1] eth0 -- macvlan bridge on mvp0 -- eth0 [P-macvlan-c2]
+#   docker-host, docker-c2c, docker-published: a private dockerd in [P-docker-host] (scripts/compare)
 #   (P = lrcmpt<pid>; scripts/lab builds and removes each topology, one at a time)
 #
 # Checks:
@@ -15,6 +17,9 @@
 #   - compare.csv has the header and one row per cell: status ok, max_rx_pps > 0, 0 <= loss_pct <= 100,
 #     a zero-loss rate found and no higher than the maximum the sender reached (plus the resolution)
 #   - compare.json is an object with one cell per path
+#   - compare.md has the "Docker vs the bare bridge" rows: docker-host vs bridge-host, docker-c2c vs
+#     bridge-c2c, docker-published vs docker-host, each with Mpps, ns per packet and a change in %;
+#     no private dockerd directory is left
 #   - compare.png is a real PNG (magic bytes) and compare.svg an SVG; compare.txt has a bar per cell
 #   - bad usage (unknown path) exits 2 before any lab is made
 #   - files written as root: as nobody, the test plants a symlink at /tmp/linerate-compare.lock (the
@@ -59,7 +64,7 @@ planted_cleanup()
 }
 trap planted_cleanup EXIT
 OUT=$LR_TMP/out
-PATHS=(veth-host bridge-host bridge-c2c overlay-c2c macvlan-c2c)
+PATHS=(veth-host bridge-host bridge-c2c overlay-c2c macvlan-c2c docker-host docker-c2c docker-published)
 RES_PCT=5
 
 # The labs' namespaces (P-TOPOLOGY-ROLE) are scripts/lab's; lr_cleanup removes any that compare
@@ -115,9 +120,9 @@ lr_check_cmd "victim byte-identical after the refused runs" cmp -s "$VICTIM" "$L
 lr_log "== scripts/compare --paths all --sizes 64 --engines packet --seconds 1 --trial 0.5"
 START=$(date +%s)
 RC=0
-lr_spawn compare timeout -k 10 150 "$COMPARE" --paths all --sizes 64 --engines packet --seconds 1 --trial 0.5 \
+lr_spawn compare timeout -k 10 200 "$COMPARE" --paths all --sizes 64 --engines packet --seconds 1 --trial 0.5 \
 	--resolution "$RES_PCT%" --max-trials 6 --no-iperf --prefix "$PREFIX" --out "$OUT"
-lr_wait_pid "$LR_LAST_PID" 170 || RC=$?
+lr_wait_pid "$LR_LAST_PID" 220 || RC=$?
 lr_log "compare took $(($(date +%s) - START)) s"
 lr_show_file "$LR_TMP/compare.err"
 lr_check "exit code" "$RC" == 0
@@ -169,6 +174,13 @@ lr_check_cmd "compare.svg: an SVG document" grep -q '<svg' "$OUT/compare.svg"
 lr_check "compare.txt: one bar per cell" "$(grep -cE '^  [a-z0-9-]+( [0-9]+)? +packet +#+ +[0-9.]+$' "$OUT/compare.txt")" == ${#PATHS[@]}
 
 lr_check "no lab namespace left (prefix $PREFIX)" "$(leftover | wc -l)" == 0
+for w in "host → container: Docker's iptables \+ br_netfilter \| 64 \| packet \| [0-9.]+ \(bridge-host\)" \
+	"container → container: Docker's FORWARD chain \+ br_netfilter \| 64 \| packet \| [0-9.]+ \(bridge-c2c\)" \
+	"published port: a routed hop \+ DNAT \+ conntrack \| 64 \| packet \| [0-9.]+ \(docker-host\)"; do
+	lr_check "compare.md: Docker vs bare row '${w%%:*}'" \
+		"$(grep -cE "^\| $w \| [0-9.]+ \| -?[0-9]+ \| -?[0-9.]+ \|$" "$MD")" == 1
+done
+lr_check "no private dockerd left (its directory)" "$(find /tmp -maxdepth 1 -name 'lr-dockerd.*' -newer "$VICTIM" | wc -l)" == 0
 
 lr_log "== veth-host, afxdp, threaded NAPI, --always-search, iperf3"
 OUT2=$LR_TMP/out2
