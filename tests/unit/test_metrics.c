@@ -3,8 +3,8 @@
  * Unit tests for the agent's metrics (no root, no network): the exposition text (every family with
  * HELP and TYPE, label escaping, quantiles, per-queue series, an idle agent and a running test,
  * large numbers exact), the HTTP exchange (GET /metrics, another path, another method, a request
- * too long, malformed ones) and the seqlock (a torn read is never returned, a dead writer
- * recovered).
+ * too long, malformed ones), the seqlock (a torn read is never returned, a dead writer recovered)
+ * and agent --metrics on the command line.
  */
 #include <errno.h>
 #include <math.h>
@@ -18,6 +18,8 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "cmd/cli.h"
+#include "cmd/cmd.h"
 #include "ctl/metrics.h"
 
 static char page[LR_METRICS_PAGE_MAX];
@@ -608,6 +610,61 @@ static void test_seqlock_race(void **state)
 	free(r.m);
 }
 
+/* ---- agent --metrics on the command line --------------------------------------------------------- */
+
+static int agent_cli(struct lr_agent_opts *o, const char *args, char *err, size_t errlen)
+{
+	char buf[512], *argv[32], *tok, *save = NULL;
+	int argc = 0;
+
+	snprintf(buf, sizeof(buf), "agent %s", args);
+	for (tok = strtok_r(buf, " ", &save); tok && argc < 31; tok = strtok_r(NULL, " ", &save))
+		argv[argc++] = tok;
+	argv[argc] = NULL;
+	err[0] = '\0';
+	return lr_cli_parse(&lr_agent_cli, argc, argv, o, NULL, err, errlen);
+}
+
+static void test_cli(void **state)
+{
+	struct lr_agent_opts *o = malloc(sizeof(*o));
+	static const struct {
+		const char *args, *says;
+	} bad[] = {
+		{ "--listen 127.0.0.1 --metrics 127.0.0.1", "has no port" },
+		{ "--listen 127.0.0.1 --metrics [::1]", "has no port" },
+		{ "--listen 127.0.0.1 --metrics ::1", "has no port" },
+		{ "--listen 127.0.0.1 --metrics 127.0.0.1:0", "is not a port" },
+		{ "--listen 127.0.0.1 --metrics 127.0.0.1:65536", "is not a port" },
+		{ "--listen 127.0.0.1 --metrics 127.0.0.1:x", "is not a port" },
+		{ "--listen 127.0.0.1 --metrics metrics.example:9446", "is not an IPv4 or IPv6 address" },
+		{ "--listen 127.0.0.1 --metrics 1.2.3:9446", "is not an IPv4 or IPv6 address" },
+		{ "--listen 127.0.0.1 --metrics ::1:9446", "has no port" },
+		{ "--listen 127.0.0.1:9446 --metrics 127.0.0.1:9446", "is --listen's own address and port" },
+		{ "--listen 127.0.0.1 --metrics 127.0.0.1:7446", "is --listen's own address and port" },
+	};
+	char err[512];
+	unsigned int i;
+
+	(void)state;
+	assert_int_equal(agent_cli(o, "--listen 127.0.0.1", err, sizeof(err)), 0);
+	assert_string_equal(o->metrics, "");
+	assert_int_equal(agent_cli(o, "--listen 127.0.0.1 --metrics 127.0.0.1:9446", err, sizeof(err)), 0);
+	assert_string_equal(o->metrics, "127.0.0.1:9446");
+	assert_int_equal(agent_cli(o, "--listen 127.0.0.1 --metrics [::1]:9446", err, sizeof(err)), 0);
+	assert_int_equal(agent_cli(o, "--listen 127.0.0.1 --metrics 0.0.0.0:9446", err, sizeof(err)), 0);
+	/* another port on the same address, or the same port on another address */
+	assert_int_equal(agent_cli(o, "--listen 127.0.0.1 --metrics 127.0.0.1:7447", err, sizeof(err)), 0);
+	assert_int_equal(agent_cli(o, "--listen 127.0.0.1 --metrics 127.0.0.2:7446", err, sizeof(err)), 0);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		if (agent_cli(o, bad[i].args, err, sizeof(err)) != -EINVAL || !strstr(err, bad[i].says) ||
+		    !strstr(err, "--metrics"))
+			fail_msg("'%s': '%s'", bad[i].args, err);
+		assert_null(strchr(err, '\n'));
+	}
+	free(o);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -615,7 +672,7 @@ int main(void)
 		cmocka_unit_test(test_render_queues), cmocka_unit_test(test_render_escaping),
 		cmocka_unit_test(test_render_large),  cmocka_unit_test(test_http_parse),
 		cmocka_unit_test(test_http_reply),    cmocka_unit_test(test_seqlock),
-		cmocka_unit_test(test_seqlock_race),
+		cmocka_unit_test(test_seqlock_race),  cmocka_unit_test(test_cli),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
