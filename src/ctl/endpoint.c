@@ -904,6 +904,7 @@ static struct json_object *on_reset(struct endpoint *e)
 	/* a new window: its counts from zero, read again until its result */
 	e->m_final = false;
 	e->m_prev = 0;
+	e->m_prev_ns = lr_now_ns();
 	metrics_read(e);
 	return lr_msg_new("ok");
 }

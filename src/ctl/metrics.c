@@ -15,7 +15,7 @@
 
 _Static_assert(sizeof(struct lr_metrics_test) <= sizeof(((struct lr_metrics_shm *)0)->w), "the state fits its words");
 
-const char *const lr_metrics_quantiles[LR_METRICS_NQ] = { "0", "0.5", "0.9", "0.99", "0.999", "1" };
+static const char *const quantiles[LR_METRICS_NQ] = { "0", "0.5", "0.9", "0.99", "0.999", "1" };
 
 static const char *const role_names[] = {
 	[LR_METRICS_NONE] = "", [LR_METRICS_RX] = "rx", [LR_METRICS_TX] = "tx", [LR_METRICS_REFLECT] = "reflect",
@@ -264,7 +264,7 @@ static void test_part(struct page *p, const struct lr_metrics_test *t)
 	       "One-way latency of the stamped frames, as latency_ns has it: quantiles (0: min, 1: max; NaN without "
 	       "samples), their sum and count.");
 	for (i = 0; i < LR_METRICS_NQ; i++)
-		put(p, "linerate_rx_latency_seconds{quantile=\"%s\"} %s\n", lr_metrics_quantiles[i],
+		put(p, "linerate_rx_latency_seconds{quantile=\"%s\"} %s\n", quantiles[i],
 		    t->lat_count ? seconds(t->lat_ns[i], b, sizeof(b)) : "NaN");
 	put(p, "linerate_rx_latency_seconds_sum %s\n", seconds(t->lat_sum_ns, b, sizeof(b)));
 	put(p, "linerate_rx_latency_seconds_count %" PRIu64 "\n", t->lat_count);

@@ -17,9 +17,8 @@
 
 enum lr_metrics_role { LR_METRICS_NONE = 0, LR_METRICS_RX, LR_METRICS_TX, LR_METRICS_REFLECT };
 
-/* Latency quantiles, in the order of lr_metrics_quantiles[]: min (0), p50, p90, p99, p999, max (1). */
+/* Latency figures, in this order: min (quantile 0), p50, p90, p99, p999, max (quantile 1). */
 enum { LR_METRICS_NQ = 6 };
-extern const char *const lr_metrics_quantiles[LR_METRICS_NQ];
 
 struct lr_metrics_queue {
 	uint32_t queue;
