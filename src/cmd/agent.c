@@ -25,20 +25,46 @@ static const struct lr_bind agent_binds[] = {
 	{ LR_O_ALLOW, LR_ELEMS(struct lr_agent_opts, allow), AT(nallow) },
 	BIND(LR_O_AGENT_PHYSICAL, allow_physical),
 	BIND(LR_O_AGENT_READY_FILE, ready_file),
+	BIND(LR_O_METRICS, metrics),
 	BIND(LR_O_VERBOSE, verbose),
 };
 
-/* The address, and the rule that only loopback may go without a token. */
+/* --metrics ADDR:PORT: an IPv4 or [IPv6] address, and a port always (no default to collide with --listen's). */
+static int metrics_addr(const char *s, const struct lr_ctl_addr *listen, struct lr_ctl_addr *a, char *err,
+			size_t errlen)
+{
+	const char *colon = strrchr(s, ':');
+	char why[256];
+
+	if (lr_ctl_addr_parse(s, true, a, why, sizeof(why))) {
+		snprintf(err, errlen, "--metrics: %s", why);
+		return -EINVAL;
+	}
+	/* the port given: after "]" for IPv6, after the only colon for IPv4 */
+	if (!colon || (s[0] == '[' && colon[-1] != ']') || (s[0] != '[' && strchr(s, ':') != colon)) {
+		snprintf(err, errlen, "--metrics: '%s' has no port: give ADDR:PORT or [IPV6]:PORT", s);
+		return -EINVAL;
+	}
+	if (a->port == listen->port && !strcmp(a->host, listen->host)) {
+		snprintf(err, errlen, "--metrics: '%s' is --listen's own address and port: give another port", s);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The addresses, and the rule that only loopback may go without a token. */
 static int agent_check(void *p, char *err, size_t errlen)
 {
 	struct lr_agent_opts *o = p;
-	struct lr_ctl_addr a;
+	struct lr_ctl_addr a, m;
 	char why[256];
 
 	if (lr_ctl_addr_parse(o->listen, true, &a, why, sizeof(why))) {
 		snprintf(err, errlen, "--listen: %s", why);
 		return -EINVAL;
 	}
+	if (o->metrics[0] && metrics_addr(o->metrics, &a, &m, err, errlen))
+		return -EINVAL;
 	if (!lr_ctl_addr_loopback(&a) && !o->token_file[0] && !o->insecure) {
 		snprintf(err, errlen, "--listen %s is not a loopback address: give --token-file, which controllers "
 			 "must prove they hold, or --insecure to let anyone who reaches it run tests", a.host);
@@ -57,7 +83,9 @@ const struct lr_cli lr_agent_cli = {
 		 "this host, one test at a time, each in a child process; a second controller is told\n"
 		 "which test runs. Logs one line per event to stderr and runs in the foreground (a systemd\n"
 		 "service as is); SIGTERM or SIGINT ends a running test, detaches everything and exits.\n"
-		 "A test whose controller goes silent for 2 s is ended the same way.",
+		 "A test whose controller goes silent for 2 s is ended the same way. With --metrics it\n"
+		 "also serves Prometheus metrics over HTTP: its state and the current or last test's\n"
+		 "counts, the same numbers the controller's result reports (docs/metrics.md).",
 	LR_BINDS(agent_binds),
 	.size = sizeof(struct lr_agent_opts),
 	.check = agent_check,
@@ -67,7 +95,7 @@ const struct lr_cli lr_agent_cli = {
 int lr_cmd_agent(const struct lr_agent_opts *o)
 {
 	struct lr_auth_key key;
-	struct lr_ctl_addr a;
+	struct lr_ctl_addr a, m;
 	char err[512];
 	int ret;
 
@@ -77,6 +105,8 @@ int lr_cmd_agent(const struct lr_agent_opts *o)
 		return lr_fail(LR_EXIT_RUNTIME, "agent", "libsodium cannot start (no source of randomness?)");
 	if (lr_ctl_addr_parse(o->listen, true, &a, err, sizeof(err)))
 		return lr_fail(LR_EXIT_USAGE, "agent", "--listen: %s", err);
+	if (o->metrics[0] && metrics_addr(o->metrics, &a, &m, err, sizeof(err)))
+		return lr_fail(LR_EXIT_USAGE, "agent", "%s", err);
 	if (o->ready_file[0] && lr_out_check("--ready-file", o->ready_file, false, err, sizeof(err)))
 		return lr_fail(LR_EXIT_USAGE, "agent", "%s", err);
 	if (o->token_file[0] && lr_auth_load(o->token_file, &key, err, sizeof(err)))
@@ -84,7 +114,7 @@ int lr_cmd_agent(const struct lr_agent_opts *o)
 	/* before any thread or child: the namespace is the whole process's */
 	if (o->netns[0] && lr_netns_enter(o->netns, err, sizeof(err)))
 		return lr_fail(LR_EXIT_USAGE, "agent", "%s", err);
-	ret = lr_agent_serve(o, &a, o->token_file[0] ? &key : NULL);
+	ret = lr_agent_serve(o, &a, o->metrics[0] ? &m : NULL, o->token_file[0] ? &key : NULL);
 	/* a session's child returns here too, with its own exit code */
 	return ret < 0 ? -1 - ret : ret;
 }

@@ -303,6 +303,10 @@ static void page(FILE *out, const char *date)
 		     "from the other take round-trip times and the loss on the way there and back:",
 		"linerate reflect -i eth0 --netns lrlab-bridge-c2 --once &\n"
 		"linerate send -i eth0 --netns lrlab-bridge-c1 --dst-ip 198.18.2.3 --rtt --rate 100k --duration 5s");
+	example(out, "An agent for controllers on other hosts, its tests' counts scraped by Prometheus from "
+		     "http://10.0.0.2:9446/metrics:",
+		"linerate agent --listen 10.0.0.2 --token-file /etc/linerate.token \\\n"
+		"        --metrics 10.0.0.2:9446");
 	example(out, "Check a run file, then run it:",
 		"linerate run --check configs/veth-host-to-container.ini\n"
 		"linerate run configs/veth-host-to-container.ini --json result.json --csv result.csv");

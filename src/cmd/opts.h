@@ -128,6 +128,7 @@ struct lr_agent_opts {
 	unsigned int nallow;
 	bool allow_physical;
 	char ready_file[LR_PATH_MAX];
+	char metrics[LR_HOSTPORT_MAX];	/* "" for none */
 	int verbose;
 };
 

@@ -102,6 +102,9 @@ static const struct lr_kind k_peer = {
 static const struct lr_kind k_listen = {
 	.type = LR_T_STRING, .what = "an address", .hint = "127.0.0.1, 198.18.0.1:7446, [::1]:7446",
 };
+static const struct lr_kind k_metrics = {
+	.type = LR_T_STRING, .what = "an address and port", .hint = "127.0.0.1:9446, 198.18.0.1:9446, [::1]:9446",
+};
 static const struct lr_kind k_glob = {
 	.type = LR_T_STRING, .what = "an interface pattern", .hint = "veth*, vx0, eth[1-3] (fnmatch)",
 };
@@ -350,6 +353,10 @@ const struct lr_opt lr_opts[LR_O_COUNT_ALL] = {
 				  .help = "serve physical NICs too (that --allow matches): send and count on them" },
 	[LR_O_AGENT_READY_FILE] = { CLI("ready-file", 0, "PATH"), .kind = &k_path,
 				    .help = "create PATH, holding our PID, once listening" },
+	[LR_O_METRICS] = { CLI("metrics", 0, "ADDR:PORT"), .kind = &k_metrics,
+			   .help = "serve Prometheus metrics at http://ADDR:PORT/metrics: the agent's state and the "
+				   "current or last test's counts; no auth (they hold no secret): bind where your "
+				   "scrapers reach", .def_text = "none" },
 
 	/* keys of `linerate run` files only */
 	[LR_O_NAME] = { .metavar = "TEXT", INI("name", TEST), .kind = &k_text,

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The agent's parent: listens, logs one line per event, forks one session at a time (a session is
- * an endpoint, ctl/endpoint.c), answers "busy" meanwhile, and on SIGTERM ends the session first.
+ * an endpoint, ctl/endpoint.c), answers "busy" meanwhile, serves --metrics from the same loop, and
+ * on SIGTERM ends the session first.
  */
 #define _GNU_SOURCE	/* accept4() */
 #include <errno.h>
@@ -13,15 +14,19 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include "ctl/agent.h"
 #include "ctl/ctl.h"
+#include "ctl/exporter.h"
+#include "ctl/metrics.h"
 #include "ctl/msg.h"
 #include "util/clock.h"
 #include "util/log.h"
 #include "util/outfile.h"
+#include "util/version.h"
 
 #define DEADMAN_MS	2000	/* a session without a message this long ends its test */
 #define BUSY_HELLO_MS	2000	/* a second controller's hello, read to answer it "busy" */
@@ -46,6 +51,10 @@ struct agent {
 	char peer[LR_HOSTPORT_MAX + 8];	/* its controller */
 	char test[256];	/* what it runs, as it said */
 	time_t since;
+	/* --metrics: the listener, the region sessions publish their test in, and the parent's own counts */
+	struct lr_exporter *ex;
+	struct lr_metrics_shm *shm;
+	struct lr_metrics_agent m;
 };
 
 static void on_signal(int sig)
@@ -82,11 +91,15 @@ static int session(struct agent *a, int fd, int status_w)
 		.log = true,
 		.peer = a->peer,
 		.status_fd = status_w,
+		.metrics = a->shm,
 	};
 	int code;
 
 	close(a->lfd);
 	close(a->status_fd);
+	/* the parent answers scrapers; this process only publishes into a->shm */
+	lr_exporter_close(a->ex);
+	a->ex = NULL;
 	handle(SIGCHLD, SIG_DFL);
 	/* the agent killed, even by SIGKILL: its session ends its test too, as on SIGTERM */
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
@@ -128,6 +141,7 @@ static void start_session(struct agent *a, int fd, const char *peer, int *code)
 
 	if (pipe2(sv, O_CLOEXEC | O_NONBLOCK)) {
 		lr_ctl_log("%s: refused: cannot make a status pipe: %s", peer, strerror(errno));
+		a->m.refused_error++;
 		close(fd);
 		return;
 	}
@@ -136,6 +150,7 @@ static void start_session(struct agent *a, int fd, const char *peer, int *code)
 	if (a->child < 0) {
 		lr_ctl_log("%s: refused: cannot fork: %s", peer, strerror(errno));
 		a->child = 0;
+		a->m.refused_error++;
 		close(sv[0]);
 		close(sv[1]);
 		close(fd);
@@ -149,6 +164,7 @@ static void start_session(struct agent *a, int fd, const char *peer, int *code)
 	}
 	close(sv[1]);
 	close(fd);
+	a->m.sessions++;
 	a->status_fd = sv[0];
 	a->busy = true;
 	a->ending = false;
@@ -211,6 +227,9 @@ static void reap(struct agent *a, int wait_ms)
 			if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
 				lr_ctl_log("%s: session killed", a->peer);
 			a->child = 0;
+			/* the last session's process, so no other writer: what a crash left undone */
+			if (a->shm)
+				lr_metrics_recover(a->shm);
 			read_status(a);
 		}
 		if (p > 0)
@@ -237,6 +256,7 @@ static void accept_one(struct agent *a, int *code)
 	lr_ctl_sockaddr_name((struct sockaddr *)&ss, peer, sizeof(peer));
 	await_ending(a);
 	if (a->busy) {
+		a->m.refused_busy++;
 		refuse_busy(a, fd, peer);
 		return;
 	}
@@ -260,13 +280,52 @@ static void shut_down(struct agent *a)
 	}
 }
 
-int lr_agent_serve(const struct lr_agent_opts *o, const struct lr_ctl_addr *addr, const struct lr_auth_key *key)
+/* --metrics: the region sessions publish in (before any fork, so every session shares it), the listener. */
+static int metrics_open(struct agent *a, const struct lr_ctl_addr *addr)
+{
+	struct lr_metrics_test t = { 0 };
+	struct timespec ts;
+	char err[512], name[LR_HOSTPORT_MAX + 8];
+	void *p;
+
+	p = mmap(NULL, sizeof(*a->shm), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return lr_fail(LR_EXIT_RUNTIME, "agent", "--metrics: cannot map a shared region: %s", strerror(errno));
+	a->shm = p;
+	lr_metrics_publish(a->shm, &t);
+	if (lr_exporter_open(addr, a->shm, &a->ex, err, sizeof(err))) {
+		munmap(a->shm, sizeof(*a->shm));
+		a->shm = NULL;
+		return lr_fail(LR_EXIT_USAGE, "agent", "--metrics: %s", err);
+	}
+	clock_gettime(CLOCK_REALTIME, &ts);
+	a->m = (struct lr_metrics_agent){
+		.release = lr_release(),
+		.revision = lr_revision(),
+		.start_time = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9,
+	};
+	lr_ctl_addr_name(addr, name, sizeof(name));
+	lr_ctl_log("metrics on http://%s/metrics (no auth: counts and state only)", name);
+	return 0;
+}
+
+static void metrics_close(struct agent *a)
+{
+	lr_exporter_close(a->ex);
+	a->ex = NULL;
+	if (a->shm)
+		munmap(a->shm, sizeof(*a->shm));
+	a->shm = NULL;
+}
+
+int lr_agent_serve(const struct lr_agent_opts *o, const struct lr_ctl_addr *addr, const struct lr_ctl_addr *metrics,
+		   const struct lr_auth_key *key)
 {
 	struct agent a = { .o = o, .key = key, .parent = getpid(), .status_fd = -1 };
 	char err[512], name[LR_HOSTPORT_MAX + 8], allow[512] = "";
 	size_t off = 0;
 	unsigned int i;
-	int code = LR_EXIT_OK;
+	int code = LR_EXIT_OK, ret;
 
 	handle(SIGTERM, on_signal);
 	handle(SIGINT, on_signal);
@@ -274,7 +333,12 @@ int lr_agent_serve(const struct lr_agent_opts *o, const struct lr_ctl_addr *addr
 	signal(SIGPIPE, SIG_IGN);
 	if (lr_ctl_listen(addr, &a.lfd, err, sizeof(err)))
 		return lr_fail(LR_EXIT_USAGE, "agent", "--listen: %s", err);
+	if (metrics && (ret = metrics_open(&a, metrics))) {
+		close(a.lfd);
+		return ret;
+	}
 	if (o->ready_file[0] && lr_out_pidfile(o->ready_file, err, sizeof(err))) {
+		metrics_close(&a);
 		close(a.lfd);
 		return lr_fail(LR_EXIT_RUNTIME, "agent", "--ready-file: %s", err);
 	}
@@ -287,13 +351,21 @@ int lr_agent_serve(const struct lr_agent_opts *o, const struct lr_ctl_addr *addr
 		   o->nallow && o->allow_physical ? ", physical NICs included" :
 		   o->nallow ? ", never a physical NIC" : "");
 	while (!lr_stop) {
-		struct pollfd p[2] = { { .fd = a.lfd, .events = POLLIN }, { .fd = a.status_fd, .events = POLLIN } };
+		struct pollfd p[2 + LR_EXPORTER_FDS] = { { .fd = a.lfd, .events = POLLIN },
+							 { .fd = a.status_fd, .events = POLLIN } };
+		int timeout = POLL_MS, n = 2;
 
-		if (poll(p, 2, POLL_MS) < 0 && errno != EINTR)
+		if (a.ex)
+			n += lr_exporter_fds(a.ex, p + 2, &timeout);
+		if (poll(p, (nfds_t)n, timeout) < 0 && errno != EINTR)
 			break;
 		reap(&a, 0);
 		if (p[1].revents & (POLLIN | POLLHUP))
 			read_status(&a);
+		if (a.ex) {
+			a.m.busy = a.busy;
+			lr_exporter_serve(a.ex, p + 2, n - 2, &a.m);
+		}
 		if (!lr_stop && (p[0].revents & POLLIN)) {
 			accept_one(&a, &code);
 			if (code < 0)
@@ -301,6 +373,7 @@ int lr_agent_serve(const struct lr_agent_opts *o, const struct lr_ctl_addr *addr
 		}
 	}
 	shut_down(&a);
+	metrics_close(&a);
 	close(a.lfd);
 	if (o->ready_file[0])
 		unlink(o->ready_file);

@@ -14,6 +14,7 @@
 #include "ctl/auth.h"
 #include "ctl/clock.h"
 #include "ctl/host.h"
+#include "ctl/metrics.h"
 #include "util/result.h"
 
 /* ---- controller side ---------------------------------------------------------------------------- */
@@ -182,6 +183,11 @@ struct lr_ctl_serve_opts {
 	 * prepared, LR_CTL_STATUS_ENDING once it ends its test; it closes the stream when done.
 	 */
 	int status_fd;
+	/*
+	 * The agent's --metrics (ctl/metrics.h): the test's identity and counts go there as they are
+	 * read (at least every second), and its result's once the controller has it; NULL: none.
+	 */
+	struct lr_metrics_shm *metrics;
 };
 
 #define LR_CTL_STATUS_ENDING	"ending"

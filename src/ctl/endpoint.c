@@ -23,6 +23,7 @@
 #include "rx/report.h"
 #include "rx/rx.h"
 #include "sys/netdev.h"
+#include "tx/frame.h"
 #include "tx/tx.h"
 #include "util/clock.h"
 #include "util/log.h"
@@ -37,6 +38,8 @@
 #define LINGER_US	20000
 #define READY_NS	(2 * 1000000000ULL)	/* the sender's workers pinned and waiting */
 #define STOP_REQUESTED	(-1)	/* lr_stop from a stop request; a signal sets its number */
+#define METRICS_EVERY_NS	1000000000ULL	/* --metrics: the counts read between requests this often */
+#define RATE_MIN_NS	100000000ULL	/* a rate over a shorter interval than this would only be noise */
 
 enum role { ROLE_NONE, ROLE_RX, ROLE_TX, ROLE_REFLECT };
 
@@ -60,6 +63,10 @@ struct endpoint {
 	struct lr_reflect_opts fo;
 	struct lr_reflector refl;
 	int code;	/* why the test could not run, for the exit code */
+	/* the agent's --metrics: what was published last, and when and what the counts were last read */
+	struct lr_metrics_test mt;
+	bool m_final;	/* a result went to the controller: no later read replaces its numbers */
+	uint64_t m_prev, m_prev_ns, m_next_ns;
 };
 
 static const struct lr_ctl_serve_opts local_child = { .status_fd = -1 };
@@ -298,6 +305,192 @@ static void status(const struct endpoint *e, const char *line)
 		pr_debug("endpoint: status: %s\n", strerror(errno));
 }
 
+/* ---- the agent's --metrics: the same numbers the controller is sent -------------------------- */
+
+/* A new test: its identity, counts from zero, running; the tests ended and the last number carried over. */
+static void metrics_begin(struct endpoint *e, const char *ifname)
+{
+	struct lr_metrics_test *t = &e->mt;
+	struct lr_metrics_test last = { 0 };
+	struct timespec ts;
+
+	if (!e->so->metrics)
+		return;
+	if (lr_metrics_read(e->so->metrics, &last)) {
+		/* a session before this one died in the middle of a write: there is no writer but us */
+		lr_metrics_recover(e->so->metrics);
+		lr_metrics_read(e->so->metrics, &last);
+	}
+	memset(t, 0, sizeof(*t));
+	t->tests = last.tests;
+	t->id = last.id + 1;
+	t->role = e->role == ROLE_RX ? LR_METRICS_RX : e->role == ROLE_TX ? LR_METRICS_TX : LR_METRICS_REFLECT;
+	t->running = 1;
+	snprintf(t->name, sizeof(t->name), "%s", e->what);
+	snprintf(t->interface, sizeof(t->interface), "%s", ifname);
+	snprintf(t->engine, sizeof(t->engine), "%s",
+		 e->role == ROLE_RX ? e->rx.ops->name : e->role == ROLE_TX ? lr_tx_ops(e->tx)->name : "xdp");
+	clock_gettime(CLOCK_REALTIME, &ts);
+	t->start_time = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	e->m_final = false;
+	e->m_prev = 0;
+	e->m_prev_ns = lr_now_ns();
+	e->m_next_ns = e->m_prev_ns + METRICS_EVERY_NS;
+	lr_metrics_publish(e->so->metrics, t);
+}
+
+/* Packets per second since the last read, when that is long enough ago to mean something. */
+static double metrics_rate(struct endpoint *e, uint64_t packets, double last)
+{
+	uint64_t now = lr_now_ns(), dt = now - e->m_prev_ns;
+	double pps;
+
+	if (dt < RATE_MIN_NS)
+		return last;
+	/* fewer than before: the counts were reset (run's windows) */
+	pps = (double)(packets >= e->m_prev ? packets - e->m_prev : packets) * 1e9 / (double)dt;
+	e->m_prev = packets;
+	e->m_prev_ns = now;
+	return pps;
+}
+
+/* A receiver's counts: @result when they are a result's, which no later read replaces. */
+static void metrics_rx(struct endpoint *e, const struct lr_rx_result *r, bool result)
+{
+	struct lr_metrics_test *t = &e->mt;
+
+	if (!e->so->metrics || (e->m_final && !result))
+		return;
+	t->rx_packets = r->packets;
+	t->rx_bytes = r->bytes;
+	t->rx_lost = r->lost;
+	t->rx_reordered = r->late;
+	t->rx_duplicates = r->dups;
+	t->rx_pps = result ? r->pps : metrics_rate(e, r->packets, t->rx_pps);
+	t->lat_count = r->lat_count;
+	t->lat_sum_ns = r->lat_sum;
+	t->lat_ns[0] = r->lat_min;
+	t->lat_ns[1] = r->lat_p50;
+	t->lat_ns[2] = r->lat_p90;
+	t->lat_ns[3] = r->lat_p99;
+	t->lat_ns[4] = r->lat_p999;
+	t->lat_ns[5] = r->lat_max;
+	e->m_final = e->m_final || result;
+	lr_metrics_publish(e->so->metrics, t);
+}
+
+static void metrics_tx(struct endpoint *e, const struct lr_tx_result *r, bool result)
+{
+	struct lr_metrics_test *t = &e->mt;
+	unsigned int i;
+
+	if (!e->so->metrics || (e->m_final && !result))
+		return;
+	t->tx_packets = r->packets;
+	t->tx_bytes = r->bytes;
+	t->tx_pps = result ? r->pps : metrics_rate(e, r->packets, t->tx_pps);
+	t->nqueues = r->nqueues < LR_METRICS_QUEUES ? r->nqueues : LR_METRICS_QUEUES;
+	for (i = 0; i < t->nqueues; i++)
+		t->queues[i] = (struct lr_metrics_queue){ r->queues[i].queue, r->queues[i].packets };
+	e->m_final = e->m_final || result;
+	lr_metrics_publish(e->so->metrics, t);
+}
+
+static void metrics_reflect(struct endpoint *e, const struct lr_reflect_result *x, bool result)
+{
+	struct lr_metrics_test *t = &e->mt;
+
+	if (!e->so->metrics || (e->m_final && !result))
+		return;
+	t->reflect_packets = x->packets;
+	t->reflect_bytes = x->bytes;
+	e->m_final = e->m_final || result;
+	lr_metrics_publish(e->so->metrics, t);
+}
+
+/* A finished sender's result: its send document's own numbers, as the controller gets them. */
+static void metrics_tx_result(struct endpoint *e)
+{
+	struct lr_tx_result *r;
+	char err[256];
+
+	if (!e->so->metrics || !e->tx_doc || !(r = malloc(sizeof(*r))))
+		return;
+	if (!lr_tx_result_get(e->tx_doc, r, err, sizeof(err)))
+		metrics_tx(e, r, true);
+	else
+		pr_debug("endpoint: metrics: the send document: %s\n", err);
+	free(r);
+}
+
+/* The counts read now, unless a result's numbers stand. */
+static void metrics_read(struct endpoint *e)
+{
+	if (!e->so->metrics || e->m_final || e->role == ROLE_NONE)
+		return;
+	if (e->role == ROLE_RX) {
+		struct lr_rx_result *r = malloc(sizeof(*r));
+
+		if (r && !lr_rx_collect(&e->rx, r))
+			metrics_rx(e, r, false);
+		free(r);
+	} else if (e->role == ROLE_TX && e->started) {
+		/*
+		 * The workers' completions only, read atomically as progress reads them: the device's
+		 * counters that settle a result are a worker's to snapshot while it runs.
+		 */
+		struct lr_tx_result *r = calloc(1, sizeof(*r));
+		const struct lr_worker *ws;
+		unsigned int n, i;
+
+		if (!r)
+			return;
+		ws = lr_tx_workers(e->tx, &n);
+		for (i = 0; i < n && i < LR_TX_MAX_QUEUES; i++) {
+			r->queues[i].queue = ws[i].queue;
+			r->queues[i].packets = lr_tx_worker_done(&ws[i]);
+			r->packets += r->queues[i].packets;
+		}
+		r->nqueues = i;
+		/* an agent's sender sends its template, never a capture: every frame is --size */
+		r->bytes = r->packets * (e->to.size - LR_FCS_LEN);
+		metrics_tx(e, r, false);
+		free(r);
+	} else if (e->role == ROLE_REFLECT) {
+		struct lr_reflect_result x;
+
+		if (!lr_reflector_collect(&e->refl, &x))
+			metrics_reflect(e, &x, false);
+	}
+}
+
+/* Between requests: the counts read once a second, so a scrape sees a test move whoever drives it. */
+static void metrics_tick(struct endpoint *e)
+{
+	uint64_t now;
+
+	if (!e->so->metrics || e->role == ROLE_NONE || e->m_final)
+		return;
+	now = lr_now_ns();
+	if (now < e->m_next_ns)
+		return;
+	e->m_next_ns = now + METRICS_EVERY_NS;
+	metrics_read(e);
+}
+
+/* The test ends: the last counts (unless a result's stand), not running, one more test ended. */
+static void metrics_end(struct endpoint *e)
+{
+	if (!e->so->metrics || e->role == ROLE_NONE)
+		return;
+	if (e->role == ROLE_TX)
+		metrics_tx_result(e);
+	metrics_read(e);
+	e->mt.running = 0;
+	e->mt.tests++;
+	lr_metrics_publish(e->so->metrics, &e->mt);
+}
+
 /* "ready" for a prepared test; the agent's log and busy replies learn what runs. */
 static struct json_object *ready(struct endpoint *e, enum role role, const char *line, const char *ifname)
 {
@@ -305,6 +498,7 @@ static struct json_object *ready(struct endpoint *e, enum role role, const char 
 	char what[224];
 
 	e->role = role;
+	metrics_begin(e, ifname);
 	json_object_object_add(m, "line", json_object_new_string(line));
 	json_object_object_add(m, "interface", json_object_new_string(ifname));
 	elog(e, "%s: test %s: %s", e->so->peer, e->what, line);
@@ -556,6 +750,7 @@ static struct json_object *reflect_doc(struct endpoint *e, struct json_object **
 	json_object_object_add(doc, "duration_s", json_object_new_double(x.duration_s));
 	json_object_object_add(doc, "error", NULL);
 	lr_reflect_result_put(doc, &x);
+	metrics_reflect(e, &x, true);
 	return doc;
 }
 
@@ -572,6 +767,7 @@ static struct json_object *rx_doc(struct endpoint *e, struct lr_rx_result *r, st
 	snprintf(x.engine, sizeof(x.engine), "%s", e->rx.ops->name);
 	snprintf(x.mode, sizeof(x.mode), "%s", e->rx.mode);
 	snprintf(x.ifname, sizeof(x.ifname), "%s", e->ro.ifname);
+	metrics_rx(e, r, true);
 	return lr_rx_doc(&x, r);
 }
 
@@ -601,6 +797,7 @@ static struct json_object *on_progress(struct endpoint *e)
 		json_object_object_add(o, "foreign", json_object_new_int64((int64_t)x.foreign));
 		json_object_object_add(o, "refused",
 				       json_object_new_int64((int64_t)(x.dev_tx_dropped + x.dev_drv_drops)));
+		metrics_reflect(e, &x, false);
 	} else if (e->role == ROLE_TX) {
 		ws = lr_tx_workers(e->tx, &n);
 		for (i = 0; e->started && i < n; i++) {
@@ -609,6 +806,7 @@ static struct json_object *on_progress(struct endpoint *e)
 		}
 		json_object_object_add(o, "packets", json_object_new_int64((int64_t)done));
 		json_object_object_add(o, "queued", json_object_new_int64((int64_t)queued));
+		metrics_read(e);
 	} else {
 		r = malloc(sizeof(*r));
 		ret = r ? lr_rx_collect(&e->rx, r) : -ENOMEM;
@@ -622,6 +820,7 @@ static struct json_object *on_progress(struct endpoint *e)
 		json_object_object_add(o, "reordered", json_object_new_int64((int64_t)r->late));
 		json_object_object_add(o, "duplicates", json_object_new_int64((int64_t)r->dups));
 		json_object_object_add(o, "foreign", json_object_new_int64((int64_t)r->foreign));
+		metrics_rx(e, r, false);
 		free(r);
 	}
 	m = lr_msg_new("progress");
@@ -658,8 +857,10 @@ static struct json_object *on_wait(struct endpoint *e, struct json_object *req)
 			return lr_msg_error(LR_EXIT_USAGE, "the sender has not started: start first");
 		while (!(complete = lr_tx_done(e->tx)) && lr_now_ns() < end)
 			usleep(POLL_US);
-		if (complete)
+		if (complete) {
 			finish_tx(e);
+			metrics_tx_result(e);
+		}
 		return result(complete, complete ? json_object_get(e->tx_doc) : NULL, complete ? e->tx_summary : "");
 	}
 	if (e->role == ROLE_REFLECT) {
@@ -700,6 +901,11 @@ static struct json_object *on_reset(struct endpoint *e)
 	if (m)
 		return m;
 	lr_rx_reset(&e->rx);
+	/* a new window: its counts from zero, read again until its result */
+	e->m_final = false;
+	e->m_prev = 0;
+	e->m_prev_ns = lr_now_ns();
+	metrics_read(e);
 	return lr_msg_new("ok");
 }
 
@@ -762,6 +968,7 @@ static void end_test(struct endpoint *e, const char *why)
 	if (e->role == ROLE_TX && e->started && !e->finished && !lr_tx_done(e->tx) && !lr_stop)
 		lr_stop = STOP_REQUESTED;
 	finish_tx(e);
+	metrics_end(e);
 	log_end(e, why);
 	if (e->role == ROLE_RX)
 		lr_rx_end(&e->rx);
@@ -824,15 +1031,17 @@ static struct json_object *dispatch(struct endpoint *e, struct json_object *req,
 }
 
 /*
- * Waits until a request starts to arrive: 0; or -ETIMEDOUT when the dead-man's @deadline_ms
- * passed, -EINTR on a signal (lr_stop > 0), with why in @why.
+ * Waits until a request starts to arrive (meanwhile, --metrics gets the counts once a second): 0;
+ * or -ETIMEDOUT when the dead-man's @deadline_ms passed, -EINTR on a signal (lr_stop > 0), with
+ * why in @why.
  */
-static int await_request(int fd, const struct endpoint *e, int64_t deadline_ms, char *why, size_t whylen)
+static int await_request(int fd, struct endpoint *e, int64_t deadline_ms, char *why, size_t whylen)
 {
 	for (;;) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
 		int64_t left = POLL_MS;
 
+		metrics_tick(e);
 		if (lr_stop > 0) {
 			snprintf(why, whylen, "the agent is stopping (%s)", lr_stop == SIGINT ? "SIGINT" : "SIGTERM");
 			return -EINTR;

@@ -157,6 +157,7 @@ int lr_rx_collect(struct lr_rx *rx, struct lr_rx_result *r)
 	r->lat_min = s->lat_min;
 	r->lat_max = s->lat_max;
 	r->lat_mean = s->lat_count ? s->lat_sum / s->lat_count : 0;
+	r->lat_sum = s->lat_sum;
 	r->lat_future = s->lat_future;
 	r->lat_p50 = lr_lat_quantile(s->lat_hist, LR_LAT_BUCKETS, s->lat_count, 0.50, s->lat_min, s->lat_max);
 	r->lat_p90 = lr_lat_quantile(s->lat_hist, LR_LAT_BUCKETS, s->lat_count, 0.90, s->lat_min, s->lat_max);

@@ -65,6 +65,7 @@ struct lr_rx_result {
 	double active_s;	/* first to last data frame */
 	double pps;	/* over active_s */
 	uint64_t lat_count, lat_min, lat_p50, lat_p90, lat_p99, lat_p999, lat_max, lat_mean;
+	uint64_t lat_sum;	/* of every sample, ns: not in the JSON (the agent's --metrics has it) */
 	uint64_t lat_future;	/* frames stamped ahead of this clock */
 	enum lr_lat_clock lat_clock;
 	int64_t lat_offset_ns;	/* subtracted from every sample: the receiver's clock minus the sender's */
