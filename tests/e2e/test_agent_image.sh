@@ -1,0 +1,260 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The agent from the linerate image, as real containers with exactly the DaemonSet's privileges,
+# driven by a controller on the host: the proof that deploy/kubernetes's privileges are enough.
+#
+#   ns lr-agent_image-dhost-PID: a private dockerd (scripts/lib-docker.sh) whose containerd runs the
+#   agents (its FORWARD DROP stays there, away from the test's bridge)
+#   ns lr-agent_image-fabric-PID: bridge cni0 198.18.246.1/24 (like a CNI bridge, or the nodes'
+#   switch), the controller (linerate run)
+#     |-- veth -- eth0 198.18.246.2  ns ...-n1-PID  "node 1" (hostNetwork) or "pod 1" (pod network)
+#     '-- veth -- eth0 198.18.246.3  ns ...-n2-PID  "node 2" / "pod 2"
+#   each of n1, n2 holds one agent container, started in that namespace (--with-ns network:...),
+#   as kubelet starts a hostNetwork pod in the node's namespace or a pod in its CNI sandbox
+#
+# The image is built by scripts/image and imported into that engine (no registry). The container's
+# privileges and launch come from the rendered manifests themselves, through
+# `k8s_manifest.py docker-args` for deploy/kubernetes (hostNetwork) and overlays/pod-network:
+# capabilities (drop ALL, add the set), /dev/net/tun, /sys/fs/bpf, the Localhost seccomp profile,
+# no-new-privileges, a read-only root, the args; the token is a Secret-like volume (..data symlinks,
+# mode 0400, read-only) at the path the args name.
+#
+# Debian's Docker 20.10 rejects CAP_BPF and CAP_PERFMON by name ("unknown capability"), so the
+# containers run through that engine's containerd with ctr: the runtime Kubernetes drives through CRI.
+#
+# Checks, for each variant:
+#   - the image: linerate:VERSION, entrypoint /usr/bin/linerate, `--version` of the image's binary
+#     prints the project version
+#   - each agent container runs with CapEff == CapPrm == CapBnd == exactly the DaemonSet's set,
+#     NoNewPrivs 1, Seccomp 2 (a filter), its root mounted read-only; it answers on the control port
+#     (the readiness probe) and serves /metrics on the metrics port (the liveness probe)
+#   - linerate run with [tx] agent = n1 and [rx] agent = n2: exit 0, two steps, rx == tx > 0, lost 0,
+#     settled, in each step; agent 1 logged the test, agent 2 its receiver
+#   - every container and image removed, the engine stopped, the host as before
+set -euo pipefail
+# shellcheck source=tests/e2e/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=scripts/lib-docker.sh
+. "$LR_REPO/scripts/lib-docker.sh"
+
+NET=198.18.246
+CTR_NS=lr-agent-image-$$
+CTR=()
+CONTAINERS=()
+
+lr_init
+lr_require_cmds dockerd ctr nsenter python3 kubectl
+python3 -c 'import yaml' 2>/dev/null || lr_die "missing python3-yaml (scripts/deps installs it)"
+mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf || lr_die "cannot mount bpffs on /sys/fs/bpf"
+lr_netns_add DHOST dhost
+lr_netns_add FAB fabric
+lr_netns_add N1 n1
+lr_netns_add N2 n2
+
+# the agents' containers first, then the engine (lr_cleanup_first runs them in this order; the
+# engine's data root, images included, goes with it)
+stop_agents()
+{
+	local c
+
+	((${#CTR[@]})) || return 0
+	for c in "${CONTAINERS[@]}"; do
+		timeout 10 "${CTR[@]}" task kill -s KILL "$c" >/dev/null 2>&1
+		timeout 10 "${CTR[@]}" task delete "$c" >/dev/null 2>&1
+		timeout 10 "${CTR[@]}" container delete "$c" >/dev/null 2>&1
+	done
+	CONTAINERS=()
+	return 0
+}
+lr_cleanup_first stop_agents
+lr_cleanup_first lr_dockerd_stop
+BEFORE=$(lr_host_state)
+
+lr_log "== private dockerd, the image"
+lr_dockerd_start "$DHOST" 198.18.247 || lr_die "dockerd did not start"
+ip -n "$FAB" link add cni0 type bridge
+lr_addr "$FAB" cni0 "$NET.1/24"
+i=2
+for n in "$N1" "$N2"; do
+	ip -n "$FAB" link add "vn$i" type veth peer name eth0 netns "$n"
+	ip -n "$FAB" link set "vn$i" master cni0 up
+	lr_addr "$n" eth0 "$NET.$i/24"
+	i=$((i + 1))
+done
+VERSION=$(sed -n 's/^project(linerate VERSION \([0-9.]*\).*/\1/p' "$LR_REPO/CMakeLists.txt")
+RC=0
+IMAGE=$(DOCKER_HOST=$LR_DOCKER_HOST "$LR_REPO/scripts/image" --build-dir "$(dirname "$LINERATE")" 2>"$LR_TMP/image.err") || RC=$?
+lr_show_file "$LR_TMP/image.err"
+lr_check "scripts/image exit code" "$RC" == 0
+lr_check "scripts/image tags linerate:VERSION" "$IMAGE" == "linerate:$VERSION"
+lr_check "the image's entrypoint" "$(lr_docker image inspect -f '{{json .Config.Entrypoint}}' "$IMAGE")" == '["/usr/bin/linerate"]'
+lr_check_cmd "the image's binary prints the version" bash -c \
+	"'$LR_DOCKER_CLI' -H '$LR_DOCKER_HOST' run --rm --network none '$IMAGE' --version | grep -q '^linerate $VERSION '"
+CTR=(ctr --address "$LR_DOCKERD_DIR/exec/containerd/containerd.sock" -n "$CTR_NS")
+lr_docker save "$IMAGE" | "${CTR[@]}" images import - >/dev/null || lr_die "ctr images import failed"
+
+# The token as a Secret volume holds it: a timestamped directory, ..data -> it, token -> ..data/token.
+SECRET=$LR_TMP/secret
+mkdir -p "$SECRET/..2026_01_01_00_00_00.000000000"
+head -c 32 /dev/urandom | base64 >"$SECRET/..2026_01_01_00_00_00.000000000/token"
+chmod 0400 "$SECRET/..2026_01_01_00_00_00.000000000/token"
+ln -s ..2026_01_01_00_00_00.000000000 "$SECRET/..data"
+ln -s ..data/token "$SECRET/token"
+TOKEN=$LR_TMP/token
+install -m 0600 "$SECRET/..data/token" "$TOKEN"
+
+# capability bit numbers (linux/capability.h) of the names a manifest may add
+declare -A CAPBIT=([CHOWN]=0 [DAC_OVERRIDE]=1 [FOWNER]=3 [KILL]=5 [SETGID]=6 [SETUID]=7 [NET_BIND_SERVICE]=10
+	[NET_BROADCAST]=11 [NET_ADMIN]=12 [NET_RAW]=13 [IPC_LOCK]=14 [SYS_ADMIN]=21 [SYS_RESOURCE]=24
+	[PERFMON]=38 [BPF]=39)
+# what containerd grants unless told otherwise: dropped one by one for the manifest's "drop: ALL"
+CTR_DEFAULT_CAPS=(CHOWN DAC_OVERRIDE FSETID FOWNER MKNOD NET_RAW SETGID SETUID SETFCAP SETPCAP NET_BIND_SERVICE
+	SYS_CHROOT KILL AUDIT_WRITE)
+
+# ctr_args VARIANT_DIR NETNS: the docker-args of the rendered manifests, as ctr run arguments, in
+# CARGS (options), CIMAGE, CCMD (the process) and WANT_CAPS (the mask the container must hold).
+ctr_args()
+{
+	local dir=$1 ns=$2 a img='' c mask=0 tokpath='' drop_all=0 src dst opt i
+	local -a lines adds=()
+
+	mapfile -t lines < <(python3 "$LR_E2E_DIR/k8s_manifest.py" docker-args "$dir")
+	CARGS=(--with-ns "network:/run/netns/$ns")
+	CCMD=(/usr/bin/linerate)
+	for a in "${lines[@]}"; do
+		if [[ -n $img ]]; then
+			CCMD+=("$a")
+			continue
+		fi
+		case $a in
+		--network=host) ;;	# the node's namespace: --with-ns above
+		--user=*) ;;		# ctr runs the image's user, root, as runAsUser 0 asks
+		--cap-drop=ALL) drop_all=1 ;;
+		--cap-add=*) adds+=("${a#--cap-add=}") ;;
+		--device=*) CARGS+=(--device "${a#--device=}") ;;
+		--volume=*)
+			a=${a#--volume=}
+			IFS=: read -r src dst opt <<<"$a"
+			CARGS+=(--mount "type=bind,src=$src,dst=$dst,options=rbind:${opt:-rw}")
+			;;
+		--security-opt=seccomp=*) CARGS+=(--seccomp --seccomp-profile "${a#--security-opt=seccomp=}") ;;
+		--security-opt=no-new-privileges) ;;	# ctr sets no_new_privs always; checked below
+		--read-only) CARGS+=(--read-only) ;;
+		--env=*) CARGS+=(--env "${a#--env=}") ;;
+		-*) lr_die "docker-args printed '$a', which this test cannot give ctr" ;;
+		*) img=$a ;;
+		esac
+	done
+	((drop_all)) || lr_die "the agent container does not drop ALL capabilities"
+	for c in "${CTR_DEFAULT_CAPS[@]}"; do
+		[[ " ${adds[*]} " == *" $c "* ]] || CARGS+=(--cap-drop "CAP_$c")
+	done
+	for c in "${adds[@]}"; do
+		[[ -n ${CAPBIT[$c]:-} ]] || lr_die "unknown capability $c in the manifest"
+		CARGS+=(--cap-add "CAP_$c")
+		mask=$((mask | (1 << CAPBIT[$c])))
+	done
+	for ((i = 0; i < ${#CCMD[@]}; i++)); do
+		[[ ${CCMD[$i]} == --token-file ]] && tokpath=${CCMD[$((i + 1))]}
+	done
+	[[ -n $tokpath ]] || lr_die "the agent's args name no --token-file"
+	CARGS+=(--mount "type=bind,src=$SECRET,dst=$(dirname "$tokpath"),options=rbind:ro")
+	[[ $img == "$IMAGE" ]] || lr_die "the manifests name image '$img', scripts/image made '$IMAGE'"
+	CIMAGE=docker.io/library/$img
+	WANT_CAPS=$(printf '%016x' "$mask")
+}
+
+# ready ADDR PORT: something accepts TCP connections there (the readiness probe), within 10 s
+ready()
+{
+	local i
+
+	for ((i = 0; i < 100; i++)); do
+		ip netns exec "$FAB" timeout 1 bash -c "exec 3<>/dev/tcp/$1/$2" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# http_get ADDR PORT PATH: the answer to an HTTP/1.0 GET, from the fabric
+http_get()
+{
+	# shellcheck disable=SC2016 # expanded by the inner shell
+	ip netns exec "$FAB" timeout 5 bash -c 'exec 3<>"/dev/tcp/$1/$2"; printf "GET %s HTTP/1.0\r\n\r\n" "$3" >&3; cat <&3' \
+		_ "$1" "$2" "$3"
+}
+
+variant()
+{
+	local name=$1 dir=$2 n i pid st r j=$LR_TMP/$1.json
+	local -a ip=("$NET.2" "$NET.3")
+
+	lr_log "== $name: agents from $dir"
+	i=0
+	for n in "$N1" "$N2"; do
+		ctr_args "$dir" "$n"
+		lr_log "ctr run ${CARGS[*]} $CIMAGE $name-$i ${CCMD[*]}"
+		"${CTR[@]}" run -d --log-uri "file://$LR_TMP/$name-$i.log" "${CARGS[@]}" "$CIMAGE" "$name-$i" "${CCMD[@]}" \
+			>/dev/null 2>"$LR_TMP/ctr.err" || { lr_show_file "$LR_TMP/ctr.err"; lr_die "ctr run $name-$i failed"; }
+		CONTAINERS+=("$name-$i")
+		i=$((i + 1))
+	done
+	for i in 0 1; do
+		r=no
+		ready "${ip[$i]}" 7446 && r=yes
+		lr_check "$name agent $i answers on the control port (readiness probe)" "$r" == yes
+		[[ $r == yes ]] || { lr_show_file "$LR_TMP/$name-$i.log"; "${CTR[@]}" task ls >&2; }
+		pid=$("${CTR[@]}" task ls | awk -v c="$name-$i" '$1 == c { print $2 }')
+		st=/proc/$pid/status
+		lr_check "$name agent $i CapEff is the DaemonSet's set" "$(awk '/^CapEff/ { print $2 }' "$st")" == "$WANT_CAPS"
+		lr_check "$name agent $i CapPrm" "$(awk '/^CapPrm/ { print $2 }' "$st")" == "$WANT_CAPS"
+		lr_check "$name agent $i CapBnd" "$(awk '/^CapBnd/ { print $2 }' "$st")" == "$WANT_CAPS"
+		lr_check "$name agent $i NoNewPrivs" "$(awk '/^NoNewPrivs/ { print $2 }' "$st")" == 1
+		lr_check "$name agent $i Seccomp (2: a filter)" "$(awk '/^Seccomp:/ { print $2 }' "$st")" == 2
+		lr_check "$name agent $i root read-only" \
+			"$(awk '$5 == "/" { print ($6 ~ /(^|,)ro(,|$)/) ? "ro" : $6 }' "/proc/$pid/mountinfo")" == ro
+		lr_check "$name agent $i serves /metrics (liveness probe): linerate_ lines" \
+			"$(http_get "${ip[$i]}" 7447 /metrics | grep -c '^linerate_' || true)" ">" 0
+	done
+	cat >"$LR_TMP/$name.ini" <<EOT
+[test]
+duration = 500ms
+warmup = 0
+repeat = 2
+[tx]
+agent = ${ip[0]}
+token_file = $TOKEN
+interface = eth0
+dst_ip = ${ip[1]}
+rate = 10k
+[rx]
+agent = ${ip[1]}
+token_file = $TOKEN
+interface = eth0
+EOT
+	RC=0
+	ip netns exec "$FAB" timeout -k 5 60 "$LINERATE" run "$LR_TMP/$name.ini" -q --json "$j" \
+		>"$LR_TMP/$name.run.out" 2>"$LR_TMP/$name.run.err" || RC=$?
+	lr_show_file "$LR_TMP/$name.run.err"
+	lr_check "$name: run exit code" "$RC" == 0
+	lr_jvalid "$j"
+	lr_check "$name: steps" "$(jq '.steps | length' "$j")" == 2
+	lr_check "$name: rx.packets == tx.packets > 0 in every step" \
+		"$(jq '[.steps[] | select(.rx.packets != .tx.packets or .rx.packets == 0)] | length' "$j")" == 0
+	lr_check "$name: lost 0, settled, in every step" \
+		"$(jq '[.steps[] | select(.rx.lost != 0 or (.rx.tail_settled | not))] | length' "$j")" == 0
+	lr_log "$name: steps $(jq -c '[.steps[] | {tx: .tx.packets, rx: .rx.packets, lost: .rx.lost}]' "$j")"
+	lr_check_cmd "$name: agent 0 ran the sender on eth0" grep -q 'tx on eth0' "$LR_TMP/$name-0.log"
+	lr_check_cmd "$name: agent 1 ran the receiver on eth0" grep -q 'rx on eth0' "$LR_TMP/$name-1.log"
+	stop_agents
+}
+
+variant host-network "$LR_REPO/deploy/kubernetes"
+variant pod-network "$LR_REPO/deploy/kubernetes/overlays/pod-network"
+
+lr_log "== the engine stopped, the host as before"
+stop_agents
+lr_dockerd_stop
+lr_check "host state (sysctls, iptables, nft tables, br_netfilter, docker paths) as before" \
+	"$(diff <(echo "$BEFORE") <(lr_host_state) | wc -l)" == 0
+lr_finish
