@@ -47,6 +47,7 @@ struct agent {
 	 */
 	bool busy;
 	bool ending;	/* it said it is ending its test */
+	bool heard;	/* its controller sent a message (else: a TCP probe, kept out of the log) */
 	int status_fd;	/* its read end */
 	char peer[LR_HOSTPORT_MAX + 8];	/* its controller */
 	char test[256];	/* what it runs, as it said */
@@ -122,6 +123,14 @@ static void refuse_busy(struct agent *a, int fd, const char *peer)
 	gmtime_r(&a->since, &tm);
 	strftime(since, sizeof(since), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	ret = lr_msg_recv(fd, BUSY_MSG_MAX, BUSY_HELLO_MS, &m, err, sizeof(err));
+	if (ret == -ECONNRESET) {
+		/* closed without a word: a TCP probe, not a controller turned away */
+		if (a->o->verbose)
+			lr_ctl_log("%s: closed without a message (a TCP probe?)", peer);
+		close(fd);
+		return;
+	}
+	a->m.refused_busy++;
 	if (!ret && !strcmp(lr_msg_type(m), "hello")) {
 		json_object_put(m);
 		m = lr_msg_new("busy");
@@ -164,10 +173,10 @@ static void start_session(struct agent *a, int fd, const char *peer, int *code)
 	}
 	close(sv[1]);
 	close(fd);
-	a->m.sessions++;
 	a->status_fd = sv[0];
 	a->busy = true;
 	a->ending = false;
+	a->heard = false;
 	a->since = time(NULL);
 	snprintf(a->peer, sizeof(a->peer), "%s", peer);
 	lr_msg(a->test, sizeof(a->test), "a session with %s, not yet prepared", peer);
@@ -185,7 +194,10 @@ static void read_status(struct agent *a)
 	if (n < 0)
 		return;	/* nothing new (EAGAIN) */
 	if (!n) {
-		lr_ctl_log("%s: session ended", a->peer);
+		if (a->heard)
+			lr_ctl_log("%s: session ended", a->peer);
+		else if (a->o->verbose)
+			lr_ctl_log("%s: closed without a message (a TCP probe?)", a->peer);
 		a->busy = false;
 		close(a->status_fd);
 		a->status_fd = -1;
@@ -193,20 +205,26 @@ static void read_status(struct agent *a)
 	}
 	buf[n] = '\0';
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		if (!strcmp(line, LR_CTL_STATUS_ENDING))
+		if (!strcmp(line, LR_CTL_STATUS_ENDING)) {
 			a->ending = true;
-		else
+		} else if (!strcmp(line, LR_CTL_STATUS_HEARD)) {
+			a->heard = true;
+			a->m.sessions++;
+		} else
 			lr_msg(a->test, sizeof(a->test), "%s", line);
 	}
 }
 
-/* A new controller while a session ends its test: it waits (a moment) rather than hear "busy". */
+/*
+ * A new controller while a session ends its test, or while one has heard nothing yet (a TCP probe
+ * closing, most likely): it waits (a moment) rather than hear "busy".
+ */
 static void await_ending(struct agent *a)
 {
 	int64_t end = lr_now_ms() + ENDING_MS;
 
 	read_status(a);
-	while (a->busy && a->ending && lr_now_ms() < end) {
+	while (a->busy && (a->ending || !a->heard) && lr_now_ms() < end) {
 		struct pollfd p = { .fd = a->status_fd, .events = POLLIN };
 
 		poll(&p, 1, 50);
@@ -256,11 +274,10 @@ static void accept_one(struct agent *a, int *code)
 	lr_ctl_sockaddr_name((struct sockaddr *)&ss, peer, sizeof(peer));
 	await_ending(a);
 	if (a->busy) {
-		a->m.refused_busy++;
 		refuse_busy(a, fd, peer);
 		return;
 	}
-	lr_ctl_log("%s: connected", peer);
+	/* "connected" is the session's to say, once its controller has said something */
 	start_session(a, fd, peer, code);
 }
 

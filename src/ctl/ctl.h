@@ -191,6 +191,11 @@ struct lr_ctl_serve_opts {
 };
 
 #define LR_CTL_STATUS_ENDING	"ending"
+/*
+ * The session's first message arrived: a controller, not a TCP probe (kubelet's readiness check
+ * connects and closes without a word, every few seconds; the agent keeps those out of its log).
+ */
+#define LR_CTL_STATUS_HEARD	"heard"
 
 /*
  * Serves the requests that arrive on @fd until quit, the end of the stream, the dead-man timer or

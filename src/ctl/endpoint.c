@@ -1064,7 +1064,7 @@ int lr_ctl_serve(int fd, const struct lr_ctl_serve_opts *so)
 {
 	struct endpoint *e = calloc(1, sizeof(*e));
 	char why[128] = "quit";
-	bool quit = false;
+	bool quit = false, heard = false;
 	int code;
 
 	if (!e)
@@ -1086,6 +1086,12 @@ int lr_ctl_serve(int fd, const struct lr_ctl_serve_opts *so)
 		}
 		ret = lr_msg_recv(fd, LR_MSG_MAX, BODY_MS, &req, err, sizeof(err));
 		t2 = lr_now_bpf_ns();
+		if (!heard && ret != -ECONNRESET) {
+			/* bytes came: a controller (or something speaking out of turn), not a bare probe */
+			heard = true;
+			status(e, LR_CTL_STATUS_HEARD);
+			elog(e, "%s: connected", e->so->peer ? e->so->peer : "?");
+		}
 		if (ret == -ECONNRESET) {
 			snprintf(why, sizeof(why), "the controller closed the connection");
 			break;	/* the controller is gone: end what it started */
