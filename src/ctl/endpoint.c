@@ -265,12 +265,33 @@ static struct json_object *check_policy(const struct endpoint *e, const char *if
 }
 
 /*
+ * A sender's interface by its route (prepare_tx.route): the one the routing table sends its
+ * destination out of, in the namespace entered, and, unless the request names one, the source
+ * address the kernel would pick there. NULL, or the error to answer with.
+ */
+static struct json_object *route_iface(struct endpoint *e, char *ifname)
+{
+	struct lr_send_opts *o = &e->to;
+	struct lr_if_nexthop nh;
+	char err[512];
+
+	if (lr_if_route_to(o->family, &o->dst_ip, ifname, &nh, err, sizeof(err)))
+		return lr_msg_error(LR_EXIT_USAGE, "%s", err);
+	if (!o->have_src_ip && nh.have_src) {
+		o->src_ip = nh.src;
+		o->src_family = o->family;
+		o->have_src_ip = true;
+	}
+	return NULL;
+}
+
+/*
  * What every prepare does, once its request parsed, before its role's own start: the namespace,
- * the interface found by its address, the policy. NULL, or the error to answer with. @ifname is
- * the options' field.
+ * the interface found by its address (or, a sender, by its route), the policy. NULL, or the error
+ * to answer with. @ifname is the options' field.
  */
 static struct json_object *prepare_common(struct endpoint *e, const char *role, const char *netns, char *ifname,
-					  const char *address)
+					  const char *address, bool route)
 {
 	struct json_object *m;
 	char err[512];
@@ -280,6 +301,8 @@ static struct json_object *prepare_common(struct endpoint *e, const char *role, 
 		return lr_msg_error(LR_EXIT_USAGE, "%s", err);
 	if (address[0] && lr_host_iface_of(address, ifname, err, sizeof(err)))
 		return lr_msg_error(LR_EXIT_USAGE, "%s", err);
+	if (route && (m = route_iface(e, ifname)))
+		return m;
 	snprintf(e->what, sizeof(e->what), "%s on %s%s%s", role, ifname, netns[0] ? " in " : "", netns);
 	m = check_policy(e, ifname);
 	return m;
@@ -337,7 +360,7 @@ static struct json_object *on_prepare_rx(struct endpoint *e, struct json_object 
 		return refused(e, lr_msg_error(LR_EXIT_USAGE, "%s", err), LR_EXIT_USAGE);
 	e->ro.quiet = true;
 	e->ro.verbose = lr_log_level();
-	m = prepare_common(e, "rx", e->ro.netns, e->ro.ifname, address);
+	m = prepare_common(e, "rx", e->ro.netns, e->ro.ifname, address, false);
 	if (m)
 		return refused(e, m, LR_EXIT_USAGE);
 	ret = lr_rx_begin(&e->ro, &e->rx, line, sizeof(line), err, sizeof(err));
@@ -364,7 +387,7 @@ static struct json_object *on_prepare_reflect(struct endpoint *e, struct json_ob
 		return refused(e, lr_msg_error(LR_EXIT_USAGE, "%s", err), LR_EXIT_USAGE);
 	e->fo.quiet = true;
 	e->fo.verbose = lr_log_level();
-	m = prepare_common(e, "reflect", e->fo.netns, e->fo.ifname, address);
+	m = prepare_common(e, "reflect", e->fo.netns, e->fo.ifname, address, false);
 	if (m)
 		return refused(e, m, LR_EXIT_USAGE);
 	/*
@@ -385,6 +408,7 @@ static struct json_object *on_prepare_tx(struct endpoint *e, struct json_object 
 	struct json_object *m;
 	struct capture cap;
 	char err[512], address[LR_CTL_ADDR_TEXT], *text;
+	bool route;
 	int ret;
 
 	if (!e->so->tx)
@@ -400,9 +424,9 @@ static struct json_object *on_prepare_tx(struct endpoint *e, struct json_object 
 	}
 	if (e->role != ROLE_NONE)
 		return lr_msg_error(LR_EXIT_USAGE, "a test is prepared already (%s)", e->what);
-	if (lr_ctl_prepare_tx_parse(req, &e->to, address, err, sizeof(err)))
+	if (lr_ctl_prepare_tx_parse(req, &e->to, address, &route, err, sizeof(err)))
 		return refused(e, lr_msg_error(LR_EXIT_USAGE, "%s", err), LR_EXIT_USAGE);
-	m = prepare_common(e, "tx", e->to.netns, e->to.ifname, address);
+	m = prepare_common(e, "tx", e->to.netns, e->to.ifname, address, route);
 	if (m)
 		return refused(e, m, LR_EXIT_USAGE);
 	/* the policy said yes to this interface; the library's own check must not say no again */

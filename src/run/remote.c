@@ -133,7 +133,7 @@ int lr_run_remote_tx(struct lr_run *r, const struct lr_send_opts *o, uint64_t wi
 	bool complete = false, stopped = false;
 	int ret;
 
-	ret = lr_ctl_prepare_tx(r->tx_ctl, o, NULL, &rd, err, sizeof(err));
+	ret = lr_ctl_prepare_tx(r->tx_ctl, o, NULL, false, &rd, err, sizeof(err));
 	if (!ret && !r->banner_done && !r->o->quiet)
 		fprintf(stderr, "linerate run: sender (%s) %s\n", lr_ctl_name(r->tx_ctl), rd.line);
 	if (!ret)
