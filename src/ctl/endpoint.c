@@ -918,6 +918,13 @@ int lr_ctl_serve(int fd, const struct lr_ctl_serve_opts *so)
 		/* the capture is in place before bye, so the controller may read it at once */
 		if (quit && e->role != ROLE_NONE)
 			end_test(e, why);
+		/*
+		 * And the agent knows the session is ending before bye leaves: a controller that
+		 * connects again the moment it has bye (the matrix's next cell) is then held until the
+		 * session is gone, not told "busy".
+		 */
+		if (quit)
+			status(e, LR_CTL_STATUS_ENDING);
 		if (!strcmp(lr_msg_type(rep), "clock"))
 			json_object_object_add(rep, "t3", json_object_new_uint64(lr_now_bpf_ns()));
 		ret = lr_msg_send(fd, rep, SEND_MS, err, sizeof(err));
