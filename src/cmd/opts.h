@@ -143,6 +143,7 @@ struct lr_matrix_opts {
 	char pairs[LR_PATH_MAX];	/* "": every pair */
 	unsigned int sizes[LR_MATRIX_MAX_SIZES];
 	unsigned int nsizes;
+	bool sizes_set;	/* else the smallest frame of the agents' family */
 	struct lr_rate rate;
 	uint64_t duration_ns;	/* each cell's sending time at most; 0 = no limit (--count alone) */
 	bool duration_set;
