@@ -15,7 +15,8 @@
 #define MAX_OPTS	64
 
 const struct lr_cli *const lr_commands[] = {
-	&lr_send_cli, &lr_recv_cli, &lr_reflect_cli, &lr_run_cli, &lr_probe_cli, &lr_veth_cli, &lr_agent_cli, NULL,
+	&lr_send_cli, &lr_recv_cli, &lr_reflect_cli, &lr_run_cli, &lr_matrix_cli, &lr_probe_cli, &lr_veth_cli,
+	&lr_agent_cli, NULL,
 };
 
 void lr_cli_help(const struct lr_cli *cli, FILE *out)

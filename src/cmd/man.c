@@ -230,15 +230,17 @@ static void example(FILE *out, const char *what, const char *cmds)
 
 static const char *const exit_codes[] = {
 	"0", "Success.",
-	"1", "Runtime failure: the test could not be completed (an interface vanished, a write failed).",
+	"1", "Runtime failure: the test could not be completed (an interface vanished, a write failed; matrix: "
+	     "a cell could not run, an agent unreachable, busy or refusing, while the other cells ran).",
 	"2", "Usage, configuration or environment error: a bad option or value, a bad run file, an unknown "
 	     "interface or one that is down, a frame larger than the MTU, a queue the device lacks, missing "
 	     "privileges. One line on stderr names the option, FILE:LINE and key, or the culprit, and nothing "
 	     "is left attached.",
 	"3", "The test ran but missed a threshold the user set (run: max_loss, max_p99, or a throughput search "
-	     "that found no passing rate).",
-	"130, 143", "run interrupted by SIGINT or SIGTERM: the finished steps are reported and written. send and "
-		    "recv take either signal as the end of the test: they print their summary and exit 0.",
+	     "that found no passing rate; matrix: a cell over --max-loss or under --min-pps).",
+	"130, 143", "run or matrix interrupted by SIGINT or SIGTERM: the finished steps or cells are reported and "
+		    "written. send and recv take either signal as the end of the test: they print their summary and "
+		    "exit 0.",
 	NULL,
 };
 
@@ -307,6 +309,11 @@ static void page(FILE *out, const char *date)
 		     "http://10.0.0.2:9446/metrics:",
 		"linerate agent --listen 10.0.0.2 --token-file /etc/linerate.token \\\n"
 		"        --metrics 10.0.0.2:9446");
+	example(out, "With linerate agent on every node, every pair of nodes both ways at two frame sizes; the "
+		     "agents found by one name that resolves to all of them (a Kubernetes headless Service), a cell "
+		     "failing above 0.1 % loss:",
+		"linerate matrix --agents linerate-agent.linerate.svc.cluster.local --token-file /etc/linerate/token \\\n"
+		"        --sizes 64,1518 --rate 100k --count 200k --max-loss 0.1 --json matrix.json");
 	example(out, "Check a run file, then run it:",
 		"linerate run --check configs/veth-host-to-container.ini\n"
 		"linerate run configs/veth-host-to-container.ini --json result.json --csv result.csv");

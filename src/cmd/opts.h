@@ -132,6 +132,38 @@ struct lr_agent_opts {
 	int verbose;
 };
 
+/* `linerate matrix` */
+#define LR_MATRIX_MAX_ENTRIES	64	/* --agents entries; a name among them may stand for many agents */
+#define LR_MATRIX_MAX_SIZES	32
+/* --family: which addresses of the agents' names pair up */
+enum lr_matrix_family { LR_MATRIX_FAMILY_AUTO = 0, LR_MATRIX_FAMILY_IPV4, LR_MATRIX_FAMILY_IPV6 };
+
+struct lr_matrix_opts {
+	char agents[LR_MATRIX_MAX_ENTRIES][LR_HOSTPORT_MAX];	/* "HOST[:PORT]" as given */
+	unsigned int nagents;
+	char pairs[LR_PATH_MAX];	/* "": every pair */
+	unsigned int sizes[LR_MATRIX_MAX_SIZES];
+	unsigned int nsizes;
+	bool sizes_set;	/* else the smallest frame of the agents' family */
+	struct lr_rate rate;
+	uint64_t duration_ns;	/* each cell's sending time at most; 0 = no limit (--count alone) */
+	bool duration_set;
+	uint64_t count;	/* frames a cell; 0 = until the duration */
+	unsigned int flows;
+	uint16_t dst_port;
+	enum lr_engine_kind engine;
+	int family;	/* enum lr_matrix_family */
+	char token_file[LR_PATH_MAX];
+	double max_loss;	/* a fraction */
+	bool max_loss_set;
+	uint64_t min_pps;
+	bool min_pps_set;
+	char json[LR_PATH_MAX];
+	char csv[LR_PATH_MAX];
+	bool quiet;
+	int verbose;
+};
+
 /* `linerate probe` */
 struct lr_probe_opts {
 	char ifname[IF_NAMESIZE];

@@ -109,6 +109,12 @@ static const struct lr_kind k_glob = {
 	.type = LR_T_STRING, .what = "an interface pattern", .hint = "veth*, vx0, eth[1-3] (fnmatch)",
 };
 
+/* a packet rate a matrix cell must reach */
+static const struct lr_kind k_pps = {
+	.type = LR_T_COUNT, .min = 1, .max = 1000000000, .what = "a packet rate", .hint = "1000, 50k, 1M",
+	.unit = "pps",
+};
+
 /* One word of a list; the words in the order of the enums in opts.h and config.h. */
 #define CHOICE(w, ...)	{ .type = LR_T_CHOICE, .what = (w), \
 			  .choices = (const struct lr_opt_choice[]){ __VA_ARGS__, { NULL } } }
@@ -134,6 +140,9 @@ static const struct lr_kind k_reflect_mode = CHOICE("a mode",
 static const struct lr_kind k_clock = CHOICE("a clock rule",
 	{ "auto", "one clock when both ends share a boot (equal boot_id), else an estimated offset" },
 	{ "estimate", "estimate the offset even on one host, to check the estimate against the truth" });
+static const struct lr_kind k_family = CHOICE("an address family",
+	{ "auto", "the addresses the agents resolve to; IPv4 and IPv6 among them are refused" },
+	{ "ipv4", "only the IPv4 addresses of names" }, { "ipv6", "only the IPv6 addresses of names" });
 static const struct lr_kind k_mode = CHOICE("a mode",
 	{ "sweep", "every size at every rate, one step each" },
 	{ "throughput", "per size, the highest rate up to [tx] rate with loss <= max_loss (RFC 2544 26.1)" },
@@ -357,6 +366,39 @@ const struct lr_opt lr_opts[LR_O_COUNT_ALL] = {
 			   .help = "serve Prometheus metrics at http://ADDR:PORT/metrics: the agent's state and the "
 				   "current or last test's counts; no auth (they hold no secret): bind where your "
 				   "scrapers reach", .def_text = "none" },
+
+	/* matrix: a node-pair matrix over agents */
+	[LR_O_MATRIX_AGENTS] = { CLI("agents", 'a', "HOST[:PORT],..."), .kind = &k_peer, .list = LR_MATRIX_MAX_ENTRIES,
+				 .repeat = true, .required = true,
+				 .help = "the agents (linerate agent), comma-separated or repeated; a name stands for every "
+					 "address it resolves to (a headless Service: every agent pod), duplicates once, "
+					 "sorted; port 7446 unless given" },
+	[LR_O_MATRIX_PAIRS] = { CLI("pairs", 'p', "FILE"), .kind = &k_path,
+				.help = "test only the pairs FILE names, one a line: 'A B', an address or a name each "
+					"('#' comments)",
+				.def_text = "every pair of agents" },
+	[LR_O_MATRIX_SIZES] = { CLI("sizes", 0, "LIST"), .kind = &k_frame_size, .list = LR_MATRIX_MAX_SIZES,
+				.def = XSTR(LR_MIN_FRAME), .def_text = XSTR(LR_MIN_FRAME) ", 84 over IPv6",
+				.help = "Ethernet frame sizes including the FCS, comma-separated: each pair, each way, at "
+					"each size" },
+	[LR_O_MATRIX_DURATION] = { CLI("duration", 'd', "TIME"), .kind = &k_duration, .def = "2s",
+				   .def_text = "2s unless --count", .help = "each cell sends for TIME at most" },
+	[LR_O_MATRIX_COUNT] = { CLI("count", 'c', "N"), .kind = &k_frames,
+				.help = "each cell sends N frames (with --duration too, whichever ends first)" },
+	[LR_O_MATRIX_FAMILY] = { CLI("family", 0, "FAMILY"), .kind = &k_family, .def = "auto",
+				 .help = "which addresses of the agents pair up" },
+	[LR_O_MATRIX_TOKEN_FILE] = { CLI("token-file", 0, "FILE"), .kind = &k_path,
+				     .help = "the shared secret the agents ask for (mode 0600 or stricter)" },
+	[LR_O_MATRIX_MAX_LOSS] = { CLI("max-loss", 0, "PERCENT"), .kind = &k_loss, .def_text = "none",
+				   .help = "a cell whose loss is higher, or whose end-of-test markers did not all come, "
+					   "fails (exit 3)" },
+	[LR_O_MATRIX_MIN_PPS] = { CLI("min-pps", 0, "N"), .kind = &k_pps, .def_text = "none",
+				  .help = "a cell that received fewer frames a second fails (exit 3)" },
+	[LR_O_MATRIX_JSON] = { CLI("json", 'j', "FILE"), .kind = &k_path,
+			       .help = "write the agents, the pairs and every cell as JSON to FILE (- for stdout; the "
+				       "table then goes to stderr)" },
+	[LR_O_MATRIX_CSV] = { CLI("csv", 0, "FILE"), .kind = &k_path,
+			      .help = "write one CSV row per cell to FILE (- for stdout)" },
 
 	/* keys of `linerate run` files only */
 	[LR_O_NAME] = { .metavar = "TEXT", INI("name", TEST), .kind = &k_text,

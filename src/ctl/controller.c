@@ -475,10 +475,10 @@ int lr_ctl_prepare_rx(struct lr_ctl *c, const struct lr_recv_opts *o, const char
 	return prepare(c, lr_ctl_prepare_rx_msg(o, address), rd, err, errlen);
 }
 
-int lr_ctl_prepare_tx(struct lr_ctl *c, const struct lr_send_opts *o, const char *address,
+int lr_ctl_prepare_tx(struct lr_ctl *c, const struct lr_send_opts *o, const char *address, bool route,
 		      struct lr_ctl_ready *rd, char *err, size_t errlen)
 {
-	return prepare(c, lr_ctl_prepare_tx_msg(o, address), rd, err, errlen);
+	return prepare(c, lr_ctl_prepare_tx_msg(o, address, route), rd, err, errlen);
 }
 
 int lr_ctl_prepare_reflect(struct lr_ctl *c, const struct lr_reflect_opts *o, const char *address,

@@ -74,8 +74,12 @@ struct lr_ctl_ready {
 /* A receiver as @o says, on @o->ifname or, that empty, on the interface holding @address. */
 int lr_ctl_prepare_rx(struct lr_ctl *c, const struct lr_recv_opts *o, const char *address,
 		      struct lr_ctl_ready *rd, char *err, size_t errlen);
-/* A sender as @o says, likewise; it sends nothing before lr_ctl_start(). */
-int lr_ctl_prepare_tx(struct lr_ctl *c, const struct lr_send_opts *o, const char *address,
+/*
+ * A sender as @o says, likewise, or with @route (and @o->ifname and @address empty) on the
+ * interface the endpoint's routing table sends @o->dst_ip out of; it sends nothing before
+ * lr_ctl_start().
+ */
+int lr_ctl_prepare_tx(struct lr_ctl *c, const struct lr_send_opts *o, const char *address, bool route,
 		      struct lr_ctl_ready *rd, char *err, size_t errlen);
 /*
  * A reflector as @o says (send --peer --rtt's far end), likewise: it sends round-trip frames back

@@ -272,12 +272,33 @@ static struct json_object *check_policy(const struct endpoint *e, const char *if
 }
 
 /*
+ * A sender's interface by its route (prepare_tx.route): the one the routing table sends its
+ * destination out of, in the namespace entered, and, unless the request names one, the source
+ * address the kernel would pick there. NULL, or the error to answer with.
+ */
+static struct json_object *route_iface(struct endpoint *e, char *ifname)
+{
+	struct lr_send_opts *o = &e->to;
+	struct lr_if_nexthop nh;
+	char err[512];
+
+	if (lr_if_route_to(o->family, &o->dst_ip, ifname, &nh, err, sizeof(err)))
+		return lr_msg_error(LR_EXIT_USAGE, "%s", err);
+	if (!o->have_src_ip && nh.have_src) {
+		o->src_ip = nh.src;
+		o->src_family = o->family;
+		o->have_src_ip = true;
+	}
+	return NULL;
+}
+
+/*
  * What every prepare does, once its request parsed, before its role's own start: the namespace,
- * the interface found by its address, the policy. NULL, or the error to answer with. @ifname is
- * the options' field.
+ * the interface found by its address (or, a sender, by its route), the policy. NULL, or the error
+ * to answer with. @ifname is the options' field.
  */
 static struct json_object *prepare_common(struct endpoint *e, const char *role, const char *netns, char *ifname,
-					  const char *address)
+					  const char *address, bool route)
 {
 	struct json_object *m;
 	char err[512];
@@ -287,6 +308,8 @@ static struct json_object *prepare_common(struct endpoint *e, const char *role, 
 		return lr_msg_error(LR_EXIT_USAGE, "%s", err);
 	if (address[0] && lr_host_iface_of(address, ifname, err, sizeof(err)))
 		return lr_msg_error(LR_EXIT_USAGE, "%s", err);
+	if (route && (m = route_iface(e, ifname)))
+		return m;
 	snprintf(e->what, sizeof(e->what), "%s on %s%s%s", role, ifname, netns[0] ? " in " : "", netns);
 	m = check_policy(e, ifname);
 	return m;
@@ -531,7 +554,7 @@ static struct json_object *on_prepare_rx(struct endpoint *e, struct json_object 
 		return refused(e, lr_msg_error(LR_EXIT_USAGE, "%s", err), LR_EXIT_USAGE);
 	e->ro.quiet = true;
 	e->ro.verbose = lr_log_level();
-	m = prepare_common(e, "rx", e->ro.netns, e->ro.ifname, address);
+	m = prepare_common(e, "rx", e->ro.netns, e->ro.ifname, address, false);
 	if (m)
 		return refused(e, m, LR_EXIT_USAGE);
 	ret = lr_rx_begin(&e->ro, &e->rx, line, sizeof(line), err, sizeof(err));
@@ -558,7 +581,7 @@ static struct json_object *on_prepare_reflect(struct endpoint *e, struct json_ob
 		return refused(e, lr_msg_error(LR_EXIT_USAGE, "%s", err), LR_EXIT_USAGE);
 	e->fo.quiet = true;
 	e->fo.verbose = lr_log_level();
-	m = prepare_common(e, "reflect", e->fo.netns, e->fo.ifname, address);
+	m = prepare_common(e, "reflect", e->fo.netns, e->fo.ifname, address, false);
 	if (m)
 		return refused(e, m, LR_EXIT_USAGE);
 	/*
@@ -579,6 +602,7 @@ static struct json_object *on_prepare_tx(struct endpoint *e, struct json_object 
 	struct json_object *m;
 	struct capture cap;
 	char err[512], address[LR_CTL_ADDR_TEXT], *text;
+	bool route;
 	int ret;
 
 	if (!e->so->tx)
@@ -594,9 +618,9 @@ static struct json_object *on_prepare_tx(struct endpoint *e, struct json_object 
 	}
 	if (e->role != ROLE_NONE)
 		return lr_msg_error(LR_EXIT_USAGE, "a test is prepared already (%s)", e->what);
-	if (lr_ctl_prepare_tx_parse(req, &e->to, address, err, sizeof(err)))
+	if (lr_ctl_prepare_tx_parse(req, &e->to, address, &route, err, sizeof(err)))
 		return refused(e, lr_msg_error(LR_EXIT_USAGE, "%s", err), LR_EXIT_USAGE);
-	m = prepare_common(e, "tx", e->to.netns, e->to.ifname, address);
+	m = prepare_common(e, "tx", e->to.netns, e->to.ifname, address, route);
 	if (m)
 		return refused(e, m, LR_EXIT_USAGE);
 	/* the policy said yes to this interface; the library's own check must not say no again */
@@ -1109,6 +1133,13 @@ int lr_ctl_serve(int fd, const struct lr_ctl_serve_opts *so)
 		/* the capture is in place before bye, so the controller may read it at once */
 		if (quit && e->role != ROLE_NONE)
 			end_test(e, why);
+		/*
+		 * And the agent knows the session is ending before bye leaves: a controller that
+		 * connects again the moment it has bye (the matrix's next cell) is then held until the
+		 * session is gone, not told "busy".
+		 */
+		if (quit)
+			status(e, LR_CTL_STATUS_ENDING);
 		if (!strcmp(lr_msg_type(rep), "clock"))
 			json_object_object_add(rep, "t3", json_object_new_uint64(lr_now_bpf_ns()));
 		ret = lr_msg_send(fd, rep, SEND_MS, err, sizeof(err));

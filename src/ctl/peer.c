@@ -357,7 +357,7 @@ static int reverse_prepare(struct lr_peer *p, struct reverse *v)
 	if (lr_if_addr(&v->ifc, o->family, &v->t.dst_ip))
 		return lr_fail(LR_EXIT_USAGE, "send", "--reverse: %s has no %s address for the agent to send to",
 			       o->ifname, o->family == AF_INET6 ? "IPv6" : "IPv4");
-	ret = lr_ctl_prepare_tx(p->c, &v->t, peer_address(p, addr, sizeof(addr)), &rd, err, sizeof(err));
+	ret = lr_ctl_prepare_tx(p->c, &v->t, peer_address(p, addr, sizeof(addr)), false, &rd, err, sizeof(err));
 	if (ret)
 		return prepare_failed(p, ret, err);
 	if (!o->quiet)

@@ -76,6 +76,7 @@ static const struct optkey reflect_keys[] = {
 struct extras {
 	char address[LR_CTL_ADDR_TEXT];
 	int64_t clock_offset_ns;
+	bool route;	/* prepare_tx: the interface the route to dst_ip leaves by */
 };
 
 static const struct lr_jfield rx_extra_fields[] = {
@@ -84,8 +85,13 @@ static const struct lr_jfield rx_extra_fields[] = {
 	{ NULL }
 };
 
-/* prepare_tx's and prepare_reflect's */
 static const struct lr_jfield tx_extra_fields[] = {
+	{ "address", LR_J_STR, offsetof(struct extras, address), .size = LR_CTL_ADDR_TEXT },
+	{ "route", LR_J_BOOL, offsetof(struct extras, route) },
+	{ NULL }
+};
+
+static const struct lr_jfield reflect_extra_fields[] = {
 	{ "address", LR_J_STR, offsetof(struct extras, address), .size = LR_CTL_ADDR_TEXT },
 	{ NULL }
 };
@@ -309,13 +315,15 @@ static int opts_get(struct json_object *msg, const struct lr_cli *cli, const str
 	return 0;
 }
 
-/* The interface, or the address to find it by: exactly one of them. */
-static int target_check(const char *type, const char *ifname, const char *address, char *err, size_t errlen)
+/* The interface, the address to find it by, or (prepare_tx) the route: exactly one of them. */
+static int target_check(const char *type, const char *ifname, const char *address, bool route, char *err,
+			size_t errlen)
 {
 	struct in6_addr a;
 
-	if (!ifname[0] && !address[0]) {
-		snprintf(err, errlen, "%s.interface: empty, and no address to find the interface by", type);
+	if (!ifname[0] && !address[0] && !route) {
+		snprintf(err, errlen, "%s.interface: empty, and no address%s to find the interface by", type,
+			 strcmp(type, "prepare_tx") ? "" : " or route");
 		return -EINVAL;
 	}
 	if (address[0] && inet_pton(strchr(address, ':') ? AF_INET6 : AF_INET, address, &a) != 1) {
@@ -324,6 +332,11 @@ static int target_check(const char *type, const char *ifname, const char *addres
 	}
 	if (ifname[0] && address[0]) {
 		snprintf(err, errlen, "%s.address: give the interface or the address to find it by, not both", type);
+		return -EINVAL;
+	}
+	if (route && (ifname[0] || address[0])) {
+		snprintf(err, errlen, "%s.route: true, and %s given too: the interface is found one way only", type,
+			 ifname[0] ? "an interface" : "an address");
 		return -EINVAL;
 	}
 	return 0;
@@ -347,7 +360,7 @@ int lr_ctl_prepare_rx_parse(struct json_object *msg, struct lr_recv_opts *o, cha
 	lr_recv_opts_default(o);
 	ret = opts_get(msg, &lr_recv_cli, rx_keys, rx_extra_fields, &x, o, err, errlen);
 	if (!ret)
-		ret = target_check("prepare_rx", o->ifname, x.address, err, errlen);
+		ret = target_check("prepare_rx", o->ifname, x.address, false, err, errlen);
 	if (ret)
 		return ret;
 	o->clock_offset_ns = x.clock_offset_ns;
@@ -357,16 +370,17 @@ int lr_ctl_prepare_rx_parse(struct json_object *msg, struct lr_recv_opts *o, cha
 	return 0;
 }
 
-struct json_object *lr_ctl_prepare_tx_msg(const struct lr_send_opts *o, const char *address)
+struct json_object *lr_ctl_prepare_tx_msg(const struct lr_send_opts *o, const char *address, bool route)
 {
 	struct json_object *m = opts_put(lr_msg_new("prepare_tx"), &lr_send_cli, tx_keys, o);
 
 	json_object_object_add(m, "address", json_object_new_string(address ? address : ""));
+	json_object_object_add(m, "route", json_object_new_boolean(route));
 	return m;
 }
 
 int lr_ctl_prepare_tx_parse(struct json_object *msg, struct lr_send_opts *o, char address[LR_CTL_ADDR_TEXT],
-			    char *err, size_t errlen)
+			    bool *route, char *err, size_t errlen)
 {
 	struct extras x;
 	size_t n;
@@ -375,7 +389,7 @@ int lr_ctl_prepare_tx_parse(struct json_object *msg, struct lr_send_opts *o, cha
 	lr_cli_defaults(&lr_send_cli, o);
 	ret = opts_get(msg, &lr_send_cli, tx_keys, tx_extra_fields, &x, o, err, errlen);
 	if (!ret)
-		ret = target_check("prepare_tx", o->ifname, x.address, err, errlen);
+		ret = target_check("prepare_tx", o->ifname, x.address, x.route, err, errlen);
 	if (ret)
 		return ret;
 	/* how the options go together: send's own checks, which also settle the defaults that depend on others */
@@ -385,6 +399,7 @@ int lr_ctl_prepare_tx_parse(struct json_object *msg, struct lr_send_opts *o, cha
 		return ret;
 	err[0] = '\0';
 	memcpy(address, x.address, LR_CTL_ADDR_TEXT);
+	*route = x.route;
 	return 0;
 }
 
@@ -403,9 +418,9 @@ int lr_ctl_prepare_reflect_parse(struct json_object *msg, struct lr_reflect_opts
 	int ret;
 
 	lr_cli_defaults(&lr_reflect_cli, o);
-	ret = opts_get(msg, &lr_reflect_cli, reflect_keys, tx_extra_fields, &x, o, err, errlen);
+	ret = opts_get(msg, &lr_reflect_cli, reflect_keys, reflect_extra_fields, &x, o, err, errlen);
 	if (!ret)
-		ret = target_check("prepare_reflect", o->ifname, x.address, err, errlen);
+		ret = target_check("prepare_reflect", o->ifname, x.address, false, err, errlen);
 	if (ret)
 		return ret;
 	/* duration, once, json and ready_file are reflect's alone: their defaults (until the test ends, no file) */

@@ -7,6 +7,7 @@
 #ifndef LINERATE_CTL_REQUEST_H
 #define LINERATE_CTL_REQUEST_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <json-c/json.h>
@@ -23,10 +24,14 @@
 struct json_object *lr_ctl_prepare_rx_msg(const struct lr_recv_opts *o, const char *address);
 int lr_ctl_prepare_rx_parse(struct json_object *msg, struct lr_recv_opts *o, char address[LR_CTL_ADDR_TEXT],
 			    char *err, size_t errlen);
-/* The same for a sender: send's options, then send's own checks of how they go together. */
-struct json_object *lr_ctl_prepare_tx_msg(const struct lr_send_opts *o, const char *address);
+/*
+ * The same for a sender: send's options, then send's own checks of how they go together. With
+ * @route (protocol version 4), neither an interface nor an address: the endpoint sends from the
+ * interface its routing table sends @o->dst_ip out of.
+ */
+struct json_object *lr_ctl_prepare_tx_msg(const struct lr_send_opts *o, const char *address, bool route);
 int lr_ctl_prepare_tx_parse(struct json_object *msg, struct lr_send_opts *o, char address[LR_CTL_ADDR_TEXT],
-			    char *err, size_t errlen);
+			    bool *route, char *err, size_t errlen);
 /*
  * The same for a reflector (send --peer --rtt's far end): reflect's interface, namespace, test port
  * and XDP mode, or the address its interface holds.

@@ -80,6 +80,9 @@ struct lr_cfg {
 	char tx_pcap[LR_PATH_MAX];	/* samples of the frames sent ("" = none) */
 	char tx_agent[256];	/* "": the senders run in run's own process; else HOST[:PORT] */
 	char tx_token_file[LR_PATH_MAX];
+	/* not of the file (the matrix's): the [tx] agent sends from the interface that routes to dst_ip */
+	bool tx_route;
+	uint64_t count;	/* not of the file (the matrix's): frames per window; 0: the window's duration alone */
 	unsigned int tx_pcap_every;	/* one in K; 0: the first LR_PCAP_DEFAULT_COUNT of each step */
 	/* [rx] */
 	char rx_ifname[IF_NAMESIZE];
@@ -91,6 +94,8 @@ struct lr_cfg {
 	enum lr_xdp_mode xdp_mode;
 	unsigned int rx_workers;
 	char rx_agent[256];	/* "": the receiver runs in run's child process; else HOST[:PORT] */
+	/* not of the file (the matrix's): with rx_ifname empty, the [rx] agent counts where this address is */
+	char rx_address[64];
 	char rx_token_file[LR_PATH_MAX];
 	int clock;	/* [test] clock: 0 auto, 1 estimate (the order of send's --clock) */
 	/* streams: [tx] itself is stream 0 unless [stream NAME] sections exist */

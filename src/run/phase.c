@@ -43,6 +43,7 @@ void lr_run_stream_opts(const struct lr_run *r, const struct lr_cfg_stream *st, 
 		o->rate.value = share ? share : 1;
 	}
 	o->duration_ns = window_ns;
+	o->count = cfg->count;
 	o->family = st->family;
 	o->dst_family = st->family;
 	o->src_family = st->have_src_ip ? st->family : 0;
@@ -302,7 +303,7 @@ static int run_phase(struct lr_run *r, unsigned int size, uint64_t pps, uint64_t
 	s->offered_pps = pps;
 	s->ncpu = lr_cpu_split(&c0, &c1, s->cpu, LR_MAX_CPUS);
 	if (tx_sum(r, tx, opts, &d0, s)) {
-		ret = lr_fail(LR_EXIT_RUNTIME, "run", "out of memory");
+		ret = lr_run_fail(r, LR_EXIT_RUNTIME, "out of memory");
 		goto out;
 	}
 	settle(r, s, complete);
@@ -379,8 +380,7 @@ static int run_step(struct lr_run *r, unsigned int size, uint64_t pps, uint64_t 
 	}
 	s = new_step(r);
 	if (!s) {
-		fprintf(stderr, "linerate run: too many steps (at most %d)\n", LR_RUN_MAX_STEPS);
-		return LR_EXIT_USAGE;
+		return lr_run_fail(r, LR_EXIT_USAGE, "too many steps (at most %d)", LR_RUN_MAX_STEPS);
 	}
 	ret = run_phase(r, size, pps, window_ns, s);
 	if (ret)

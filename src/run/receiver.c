@@ -58,16 +58,12 @@ static int child(int fd)
 }
 
 /* The endpoint's own reason when it gave one (@ret > 0), else what went wrong in talking to it. */
-static void failed(int ret, const char *err, const char *what)
+static void failed(struct lr_run *r, int ret, const char *err, const char *what)
 {
-	char prefix[64];
-
-	if (ret > 0) {
-		lr_err_line("linerate run: [rx] ", err);
-		return;
-	}
-	snprintf(prefix, sizeof(prefix), "linerate run: the receiver %s: ", what);
-	lr_err_line(prefix, err);
+	if (ret > 0)
+		lr_run_fail(r, ret, "[rx] %s", err);
+	else
+		lr_run_fail(r, LR_EXIT_RUNTIME, "the receiver %s: %s", what, err);
 }
 
 int lr_run_rx_start(struct lr_run *r)
@@ -105,7 +101,7 @@ int lr_run_rx_start(struct lr_run *r)
 	}
 	ret = lr_ctl_hello(r->rx.ctl, NULL, err, sizeof(err));
 	if (ret) {
-		failed(ret, err, "did not start");
+		failed(r, ret, err, "did not start");
 		return ret > 0 ? ret : LR_EXIT_RUNTIME;
 	}
 	return 0;
@@ -123,7 +119,7 @@ int lr_run_rx_prepare(struct lr_run *r, int64_t offset_ns)
 
 		/* round trips: a reflector there, and no clock to compare (the return is counted here) */
 		reflect_opts(r->cfg, &fo);
-		ret = lr_ctl_prepare_reflect(r->rx.ctl, &fo, NULL, &rd, err, sizeof(err));
+		ret = lr_ctl_prepare_reflect(r->rx.ctl, &fo, r->cfg->rx_address, &rd, err, sizeof(err));
 		goto prepared;
 	}
 	ro = malloc(sizeof(*ro));
@@ -131,14 +127,15 @@ int lr_run_rx_prepare(struct lr_run *r, int64_t offset_ns)
 		return lr_fail(LR_EXIT_RUNTIME, "run", "out of memory");
 	rx_opts(r->cfg, ro);
 	ro->clock_offset_ns = offset_ns;
-	ret = lr_ctl_prepare_rx(r->rx.ctl, ro, NULL, &rd, err, sizeof(err));
+	ret = lr_ctl_prepare_rx(r->rx.ctl, ro, r->cfg->rx_address, &rd, err, sizeof(err));
 	free(ro);
 prepared:
 	if (ret) {
-		failed(ret, err, "did not start");
+		failed(r, ret, err, "did not start");
 		return ret > 0 ? ret : LR_EXIT_RUNTIME;
 	}
 	snprintf(r->rx.line, sizeof(r->rx.line), "%s", rd.line);
+	snprintf(r->rx.ifname, sizeof(r->rx.ifname), "%s", rd.ifname);
 	if (!r->o->quiet)
 		fprintf(stderr, "linerate run: %s%s%s %s\n", lr_run_mode_rtt(r->cfg->mode) ? "reflector" : "receiver",
 			r->rx.remote ? " on " : "",
@@ -169,7 +166,7 @@ int lr_run_rx_reset(struct lr_run *r)
 	int ret = lr_ctl_reset(r->rx.ctl, err, sizeof(err));
 
 	if (ret)
-		failed(ret, err, "stopped answering");
+		failed(r, ret, err, "stopped answering");
 	return ret ? LR_EXIT_RUNTIME : 0;
 }
 
@@ -179,7 +176,7 @@ int lr_run_rx_wait(struct lr_run *r, uint64_t timeout_ns, struct lr_rx_result *r
 	int ret = lr_ctl_wait(r->rx.ctl, timeout_ns, complete, res, NULL, err, sizeof(err));
 
 	if (ret)
-		failed(ret, err, "stopped answering");
+		failed(r, ret, err, "stopped answering");
 	return ret ? LR_EXIT_RUNTIME : 0;
 }
 

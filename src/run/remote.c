@@ -29,7 +29,7 @@ int lr_run_agent_connect(const char *section, const char *hostport, const char *
 }
 
 /* The clock of an end as this process sees it: its own (same host), or an estimate over @c. */
-static int end_estimate(struct lr_ctl *c, struct lr_clock_est *e)
+static int end_estimate(const struct lr_run *r, struct lr_ctl *c, struct lr_clock_est *e)
 {
 	char err[512];
 	int ret;
@@ -38,7 +38,8 @@ static int end_estimate(struct lr_ctl *c, struct lr_clock_est *e)
 	if (!c)
 		return 0;	/* this process's clock: offset 0, exact */
 	ret = lr_ctl_clock_estimate(c, LR_CLOCK_EXCHANGES, e, err, sizeof(err));
-	if (ret)
+	/* quiet (the matrix): its steps say latency_ns.clock "none" */
+	if (ret && !r->o->quiet)
 		fprintf(stderr, "linerate run: clock: no estimate of %s's clock (%s): latency will not be valid\n",
 			lr_ctl_name(c), err);
 	return ret;
@@ -59,8 +60,8 @@ int lr_run_clocks_before(struct lr_run *r, int64_t *rx_offset_ns)
 	/* both ends on one host (equal boot_id): one clock, unless told to estimate anyway */
 	if (r->cfg->clock != LR_CLOCK_ESTIMATE && boot[0] && !strcmp(rx_boot, tx_boot))
 		return 0;
-	if (end_estimate(r->rx.remote ? r->rx.ctl : NULL, &r->clock.rx_before) ||
-	    end_estimate(r->tx_ctl, &r->clock.tx_before)) {
+	if (end_estimate(r, r->rx.remote ? r->rx.ctl : NULL, &r->clock.rx_before) ||
+	    end_estimate(r, r->tx_ctl, &r->clock.tx_before)) {
 		r->clock.state = LR_RUN_CLOCK_NONE;
 		return 0;
 	}
@@ -75,14 +76,15 @@ int lr_run_clocks_before(struct lr_run *r, int64_t *rx_offset_ns)
 }
 
 /* The report of one end between its estimate before and now (a local end: all zero). */
-static int end_report(struct lr_ctl *c, const struct lr_clock_est *before, struct lr_clock_report *rep)
+static int end_report(const struct lr_run *r, struct lr_ctl *c, const struct lr_clock_est *before,
+		      struct lr_clock_report *rep)
 {
 	struct lr_clock_est after;
 
 	memset(rep, 0, sizeof(*rep));
 	if (!c)
 		return 0;
-	if (end_estimate(c, &after))
+	if (end_estimate(r, c, &after))
 		return -1;
 	return lr_clock_report_make(before, &after, rep);
 }
@@ -96,8 +98,8 @@ void lr_run_clocks_after(struct lr_run *r)
 	if (r->clock.state == LR_RUN_CLOCK_SAME)
 		return;
 	ok = r->clock.state == LR_RUN_CLOCK_ESTIMATED &&
-	     !end_report(r->rx.remote ? r->rx.ctl : NULL, &r->clock.rx_before, &rx) &&
-	     !end_report(r->tx_ctl, &r->clock.tx_before, &tx) && !lr_clock_report_between(&rx, &tx, &rep);
+	     !end_report(r, r->rx.remote ? r->rx.ctl : NULL, &r->clock.rx_before, &rx) &&
+	     !end_report(r, r->tx_ctl, &r->clock.tx_before, &tx) && !lr_clock_report_between(&rx, &tx, &rep);
 	/* one estimate for the whole run: every step's latency is judged against the same bound */
 	for (i = 0; i < r->nsteps; i++)
 		lr_clock_apply(&r->steps[i].rx, ok ? &rep : NULL);
@@ -124,16 +126,32 @@ static const char *doc_string(struct json_object *doc, const char *key)
 		       json_object_get_string(v) : "";
 }
 
+/*
+ * How long a remote sender's window may take before it counts as stuck: its duration, else its
+ * count at its rate; a count at the max rate, a minute.
+ */
+static uint64_t tx_window_ns(const struct lr_send_opts *o, uint64_t window_ns)
+{
+	uint64_t pps = o->rate.kind == LR_RATE_MAX ? 0 : lr_rate_pps(&o->rate, o->size);
+	uint64_t by_count = !o->count ? 0 : pps ? (uint64_t)((double)o->count / (double)pps * NS) : 60 * NS;
+
+	if (window_ns && (!by_count || window_ns < by_count))
+		return window_ns;
+	return by_count;
+}
+
 int lr_run_remote_tx(struct lr_run *r, const struct lr_send_opts *o, uint64_t window_ns, struct lr_step *s)
 {
-	uint64_t deadline = lr_now_ns() + window_ns + TX_SLACK_NS;
+	uint64_t deadline = lr_now_ns() + tx_window_ns(o, window_ns) + TX_SLACK_NS;
 	struct json_object *doc = NULL, *v;
 	struct lr_ctl_ready rd;
 	char err[1024], *summary = NULL;
 	bool complete = false, stopped = false;
 	int ret;
 
-	ret = lr_ctl_prepare_tx(r->tx_ctl, o, NULL, &rd, err, sizeof(err));
+	ret = lr_ctl_prepare_tx(r->tx_ctl, o, NULL, r->cfg->tx_route, &rd, err, sizeof(err));
+	if (!ret)
+		snprintf(r->tx_ifname, sizeof(r->tx_ifname), "%s", rd.ifname);
 	if (!ret && !r->banner_done && !r->o->quiet)
 		fprintf(stderr, "linerate run: sender (%s) %s\n", lr_ctl_name(r->tx_ctl), rd.line);
 	if (!ret)
@@ -156,8 +174,7 @@ int lr_run_remote_tx(struct lr_run *r, const struct lr_send_opts *o, uint64_t wi
 	free(summary);
 	if (ret) {
 		json_object_put(doc);
-		lr_err_line(ret > 0 ? "linerate run: [tx] " : "linerate run: [tx] agent: ", err);
-		return ret > 0 ? ret : LR_EXIT_RUNTIME;
+		return lr_run_fail(r, ret > 0 ? ret : LR_EXIT_RUNTIME, "[tx] %s%s", ret > 0 ? "" : "agent: ", err);
 	}
 	if (!r->banner_done) {
 		r->tx_engine = intern(doc_string(doc, "engine"));
@@ -170,7 +187,7 @@ int lr_run_remote_tx(struct lr_run *r, const struct lr_send_opts *o, uint64_t wi
 		ret = lr_tx_result_get(doc, &s->tx, err, sizeof(err));
 		if (ret) {
 			json_object_put(doc);
-			return lr_fail(LR_EXIT_RUNTIME, "run", "[tx] agent: its result: %s", err);
+			return lr_run_fail(r, LR_EXIT_RUNTIME, "[tx] agent: its result: %s", err);
 		}
 		s->window_s = json_object_object_get_ex(doc, "duration_s", &v) ? json_object_get_double(v) : 0;
 		s->mode = intern(doc_string(doc, "mode"));

@@ -2,6 +2,7 @@
 /* `linerate run`: a test plan from an INI file, its receiver in a child process, the steps, the report. */
 #define _GNU_SOURCE
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,45 @@
 static void on_signal(int sig)
 {
 	lr_stop = sig;
+}
+
+int lr_run_fail(struct lr_run *r, int code, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (r->why)
+		lr_escape(msg, r->why, r->whylen);
+	else
+		lr_err_line("linerate run: ", msg);
+	return code;
+}
+
+int lr_run_steps(struct lr_run *r)
+{
+	const struct lr_cfg *cfg = r->cfg;
+	int64_t offset = 0;
+	int ret;
+
+	/* threads only now, after the namespace: pings keep the agents' dead-man timers quiet */
+	if ((r->rx.remote && lr_ctl_keepalive(r->rx.ctl)) || (r->tx_ctl && lr_ctl_keepalive(r->tx_ctl)))
+		return lr_run_fail(r, LR_EXIT_RUNTIME, "cannot start the keepalive thread");
+	/* a round trip is timed on this process's clock alone: no other clock to compare */
+	if (!lr_run_mode_rtt(cfg->mode))
+		lr_run_clocks_before(r, &offset);
+	ret = lr_run_rx_prepare(r, offset);
+	if (ret)
+		return ret;
+	if (lr_run_mode_rtt(cfg->mode) && (ret = lr_run_back_open(r)))
+		return ret;
+	ret = lr_run_mode_search(cfg->mode) ? lr_run_throughput(r) : lr_run_sweep(r);
+	lr_run_back_close(r);
+	if (!lr_run_mode_rtt(cfg->mode))
+		lr_run_clocks_after(r);
+	return ret;
 }
 
 /* Everything checked before the receiver starts: 0, or an exit code after one line. */
@@ -108,7 +148,6 @@ static int measure(struct lr_run *r, char *err, size_t errlen)
 	const struct lr_cfg *cfg = r->cfg;
 	const struct lr_run_opts *o = r->o;
 	struct sigaction sa = { .sa_handler = on_signal };
-	int64_t offset;
 	unsigned int i;
 	int ret;
 
@@ -124,22 +163,7 @@ static int measure(struct lr_run *r, char *err, size_t errlen)
 	/* a remote sender's netns is the agent's: it enters it itself */
 	if (!r->tx_ctl && cfg->tx_netns[0] && lr_netns_enter(cfg->tx_netns, err, errlen))
 		return lr_fail(LR_EXIT_USAGE, "run", "[tx] %s", err);
-	/* threads only now, after the namespace: pings keep the agents' dead-man timers quiet */
-	if ((r->rx.remote && lr_ctl_keepalive(r->rx.ctl)) || (r->tx_ctl && lr_ctl_keepalive(r->tx_ctl)))
-		return lr_fail(LR_EXIT_RUNTIME, "run", "cannot start the keepalive thread");
-	/* a round trip is timed on this process's clock alone: no other clock to compare */
-	offset = 0;
-	if (!lr_run_mode_rtt(cfg->mode))
-		lr_run_clocks_before(r, &offset);
-	ret = lr_run_rx_prepare(r, offset);
-	if (ret)
-		return ret;
-	if (lr_run_mode_rtt(cfg->mode) && (ret = lr_run_back_open(r)))
-		return ret;
-	ret = lr_run_mode_search(cfg->mode) ? lr_run_throughput(r) : lr_run_sweep(r);
-	lr_run_back_close(r);
-	if (!lr_run_mode_rtt(cfg->mode))
-		lr_run_clocks_after(r);
+	ret = lr_run_steps(r);
 	if (r->nsteps) {
 		lr_run_print_table(r);
 		if (o->json[0] && lr_run_write_json(r) && !ret)

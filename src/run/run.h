@@ -54,6 +54,7 @@ struct lr_run_rx {
 	pid_t child;	/* 0: none (or remote) */
 	bool remote;	/* an agent's */
 	char line[768];	/* its start line */
+	char ifname[16];	/* the interface it counts on, as the endpoint found it */
 };
 
 /* How latency's two clocks were put on one time line when an end runs on an agent. */
@@ -69,6 +70,7 @@ struct lr_run {
 	const struct lr_run_opts *o;
 	struct lr_run_rx rx;
 	struct lr_ctl *tx_ctl;	/* [tx] agent: the agent that runs the sender; NULL: it runs here */
+	char tx_ifname[16];	/* [tx] agent: the interface it sent on, as it found it */
 	/* round trips: the receiver on [tx] interface that counts what the reflector sends back */
 	struct lr_rx *back;
 	struct lr_recv_opts back_opts;
@@ -88,7 +90,22 @@ struct lr_run {
 	unsigned int cur_size;
 	uint64_t cur_pps;
 	bool in_step;
+	/* NULL: a failure is printed, one line (run); else the last one is kept here unprinted (the matrix) */
+	char *why;
+	size_t whylen;
 };
+
+/*
+ * A failure in running the steps: "linerate run: " and one line of @fmt on stderr, or kept in
+ * r->why when the caller reports it itself. Returns @code.
+ */
+int lr_run_fail(struct lr_run *r, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/*
+ * With both ends connected (r->rx.ctl, r->tx_ctl when the sender is an agent's) and the namespace
+ * entered: the keepalives, the clocks compared, the receiver (or reflector) prepared, the sweep or
+ * the search, the clocks again. The steps measured are in r->steps either way. 0 or an exit code.
+ */
+int lr_run_steps(struct lr_run *r);
 
 /* phase.c: a sweep (sizes x rates x repeat), or a search per size; 0 or an exit code. */
 int lr_run_sweep(struct lr_run *r);

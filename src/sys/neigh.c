@@ -110,6 +110,11 @@ static int route_parse_msg(const struct nlmsghdr *m, void *arg)
 	} else {
 		memcpy(out->addr.s6_addr, q->dst->s6_addr, alen);
 	}
+	if (tb[RTA_PREFSRC]) {
+		if (lr_nl_attr_get_exact(tb[RTA_PREFSRC], out->src.s6_addr, alen))
+			return -EBADMSG;
+		out->have_src = true;
+	}
 	return 0;
 }
 
@@ -189,7 +194,10 @@ static int neigh_del(const struct lr_if *ifc, int family, const struct in6_addr 
 	return lr_nl_talk(NETLINK_ROUTE, &req, NULL, NULL);
 }
 
-/* RTM_GETROUTE for @dst leaving through the interface, as `ip route get DST oif IF`. */
+/*
+ * RTM_GETROUTE for @dst leaving through the interface, as `ip route get DST oif IF`; with @ifc
+ * NULL, wherever the routing table sends it, as `ip route get DST`.
+ */
 static int route_get(const struct lr_if *ifc, int family, const struct in6_addr *dst,
 		     struct lr_if_nexthop *nh)
 {
@@ -201,7 +209,8 @@ static int route_get(const struct lr_if *ifc, int family, const struct in6_addr 
 	rtm->rtm_family = family;
 	rtm->rtm_dst_len = addr_len(family) * 8;
 	mnl_attr_put(&req.nh, RTA_DST, addr_len(family), dst->s6_addr);
-	mnl_attr_put_u32(&req.nh, RTA_OIF, (uint32_t)ifc->ifindex);
+	if (ifc)
+		mnl_attr_put_u32(&req.nh, RTA_OIF, (uint32_t)ifc->ifindex);
 	return lr_nl_talk(NETLINK_ROUTE, &req, route_parse_msg, &q);
 }
 
@@ -362,6 +371,37 @@ static void route_problem(const struct lr_if *ifc, const char *dstr, int ret,
 	else if (nh->oif != ifc->ifindex)
 		snprintf(why, len, "no route to %s leaves through %s (the kernel routes it through %s)", dstr,
 			 ifc->name, if_indextoname(nh->oif, name) ? name : "another interface");
+}
+
+int lr_if_route_to(int family, const struct in6_addr *dst, char ifname[IF_NAMESIZE], struct lr_if_nexthop *nh,
+		   char *err, size_t errlen)
+{
+	char dstr[INET6_ADDRSTRLEN];
+	int ret;
+
+	if (family != AF_INET && family != AF_INET6)
+		return -EAFNOSUPPORT;
+	addr_str(family, dst, dstr, sizeof(dstr));
+	ret = route_get(NULL, family, dst, nh);
+	if (ret) {
+		lr_msg(err, errlen, "no route to %s in this network namespace (%s)", dstr, strerror(-ret));
+		return ret;
+	}
+	if (nh->type == RTN_LOCAL) {
+		lr_msg(err, errlen, "%s is an address of this host, not another one to send to", dstr);
+		return -EINVAL;
+	}
+	if (nh->type != RTN_UNICAST) {
+		lr_msg(err, errlen, "the route to %s is a %s one: no one host to send to", dstr, rtn_name(nh->type));
+		return -EHOSTUNREACH;
+	}
+	if (!if_indextoname((unsigned int)nh->oif, ifname)) {
+		ret = -errno;
+		lr_msg(err, errlen, "the route to %s leaves through ifindex %d, which has no name here: %s", dstr,
+		       nh->oif, strerror(-ret));
+		return ret;
+	}
+	return 0;
 }
 
 /* The veth peer's MAC, when the interface is a veth and its peer no bridge port. */

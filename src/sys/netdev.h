@@ -44,6 +44,8 @@ struct lr_if_nexthop {
 	bool gateway;
 	int oif;	/* the interface the route leaves through */
 	unsigned int type;	/* RTN_* */
+	bool have_src;	/* RTA_PREFSRC: the source address the kernel picks for @dst */
+	struct in6_addr src;	/* of the destination's family */
 };
 
 /*
@@ -52,6 +54,15 @@ struct lr_if_nexthop {
  */
 int lr_if_route_parse(const void *msg, size_t len, int family, const struct in6_addr *dst,
 		      struct lr_if_nexthop *out);
+
+/*
+ * The interface the routing table sends @dst out of, as `ip route get DST`: 0, its name in @ifname
+ * and the route in @nh (with its preferred source address when it has one); -errno with one line
+ * in @err naming @dst when there is no route, or when @dst is no one other host (an address of
+ * this host, a broadcast, a blackhole, ...).
+ */
+int lr_if_route_to(int family, const struct in6_addr *dst, char ifname[IF_NAMESIZE], struct lr_if_nexthop *nh,
+		   char *err, size_t errlen);
 
 /* One neighbour table entry. */
 struct lr_if_neigh {

@@ -61,6 +61,7 @@ static void parse_all(struct json_object *m)
 	struct lr_ctl_hello_req h;
 	unsigned int ms;
 	uint64_t t1;
+	bool route;
 	int ret;
 
 	ret = lr_ctl_prepare_rx_parse(m, &rx, address, err, sizeof(err));
@@ -69,10 +70,11 @@ static void parse_all(struct json_object *m)
 		CHECK(!rx.ifname[0] != !address[0]);
 		CHECK(rx.workers >= 1 && rx.workers <= LR_MAX_WORKERS && rx.dst_port >= 1);
 	}
-	ret = lr_ctl_prepare_tx_parse(m, &tx, address, err, sizeof(err));
+	ret = lr_ctl_prepare_tx_parse(m, &tx, address, &route, err, sizeof(err));
 	one_line(ret, err, sizeof(err));
 	if (!ret) {
-		CHECK(!tx.ifname[0] != !address[0]);
+		/* exactly one way to the interface: its name, an address it holds, or the route */
+		CHECK((!!tx.ifname[0]) + (!!address[0]) + route == 1);
 		CHECK(tx.nworkers >= 1 && tx.nworkers <= LR_MAX_WORKERS && tx.flows >= tx.nworkers);
 		CHECK(tx.have_dst_ip && (tx.family == AF_INET || tx.family == AF_INET6));
 		CHECK(tx.count || tx.duration_ns);

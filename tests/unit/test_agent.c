@@ -69,11 +69,13 @@ static void test_prepare_tx(void **state)
 	struct lr_send_opts *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
 	char address[LR_CTL_ADDR_TEXT];
 	struct json_object *m;
+	bool route = true;
 
 	(void)state;
 	sender(a);
-	m = lr_ctl_prepare_tx_msg(a, "");
-	assert_int_equal(lr_ctl_prepare_tx_parse(m, b, address, err, sizeof(err)), 0);
+	m = lr_ctl_prepare_tx_msg(a, "", false);
+	assert_int_equal(lr_ctl_prepare_tx_parse(m, b, address, &route, err, sizeof(err)), 0);
+	assert_false(route);
 	assert_string_equal(b->ifname, "veth1");
 	assert_int_equal(b->engine, LR_ENGINE_PACKET);
 	assert_int_equal(b->size, 128);
@@ -102,12 +104,23 @@ static void test_prepare_tx(void **state)
 	a->count = 0;
 	a->duration_ns = 1500000000ULL;
 	a->rate.kind = LR_RATE_MAX;
-	m = lr_ctl_prepare_tx_msg(a, "198.18.0.1");
-	assert_int_equal(lr_ctl_prepare_tx_parse(m, b, address, err, sizeof(err)), 0);
+	m = lr_ctl_prepare_tx_msg(a, "198.18.0.1", false);
+	assert_int_equal(lr_ctl_prepare_tx_parse(m, b, address, &route, err, sizeof(err)), 0);
 	assert_string_equal(b->ifname, "");
 	assert_string_equal(address, "198.18.0.1");
+	assert_false(route);
 	assert_int_equal(b->duration_ns, 1500000000ULL);
 	assert_int_equal(b->rate.kind, LR_RATE_MAX);
+	json_object_put(m);
+
+	/* by the route to dst_ip (version 4): neither an interface nor an address */
+	m = lr_ctl_prepare_tx_msg(a, "", true);
+	assert_true(json_object_get_boolean(json_object_object_get(m, "route")));
+	assert_int_equal(lr_ctl_prepare_tx_parse(m, b, address, &route, err, sizeof(err)), 0);
+	assert_true(route);
+	assert_string_equal(b->ifname, "");
+	assert_string_equal(address, "");
+	assert_memory_equal(&b->dst_ip, &a->dst_ip, sizeof(a->dst_ip));
 	json_object_put(m);
 	free(a);
 	free(b);
@@ -121,6 +134,7 @@ static int parse(struct json_object *m)
 	struct lr_reflect_opts *fo = malloc(sizeof(*fo));
 	char address[LR_CTL_ADDR_TEXT], proof[LR_AUTH_HEX + 1];
 	const char *type = lr_msg_type(m);
+	bool route;
 	struct lr_ctl_hello_req h;
 	unsigned int ms;
 	uint64_t t1;
@@ -128,7 +142,7 @@ static int parse(struct json_object *m)
 
 	err[0] = '\0';
 	if (!strcmp(type, "prepare_tx"))
-		ret = lr_ctl_prepare_tx_parse(m, tx, address, err, sizeof(err));
+		ret = lr_ctl_prepare_tx_parse(m, tx, address, &route, err, sizeof(err));
 	else if (!strcmp(type, "prepare_rx"))
 		ret = lr_ctl_prepare_rx_parse(m, rx, address, err, sizeof(err));
 	else if (!strcmp(type, "prepare_reflect"))
@@ -227,20 +241,33 @@ static void test_prepare_tx_refused(void **state)
 		{ "netns", "\"../x\"", "is not a network namespace" },
 		{ "address", "\"host.example\"", "is not an IPv4 or IPv6 address" },
 		{ "address", "\"198.18.0.1\"", "not both" },
+		{ "route", "1", "expected true or false" },
+		{ "route", "\"yes\"", "expected true or false" },
+		{ "route", "null", NULL },
+		{ "route", "true", "the interface is found one way only" },
 		{ "surprise", "1", "unknown key" },
 	};
 	struct lr_send_opts *a = calloc(1, sizeof(*a));
-	struct json_object *m, *c;
+	struct json_object *m, *c, *d;
 
 	(void)state;
 	sender(a);
-	m = lr_ctl_prepare_tx_msg(a, "");
+	m = lr_ctl_prepare_tx_msg(a, "", false);
 	each_missing(m);
 	each_bad(m, bad, sizeof(bad) / sizeof(bad[0]));
-	/* neither an interface nor an address to find it by */
+	/* neither an interface nor an address nor the route to find it by */
 	c = with(m, "interface", "\"\"");
 	assert_int_equal(parse(c), -EINVAL);
-	assert_string_equal(err, "prepare_tx.interface: empty, and no address to find the interface by");
+	assert_string_equal(err, "prepare_tx.interface: empty, and no address or route to find the interface by");
+	/* the route and an address: one way only */
+	d = with(c, "route", "true");
+	assert_int_equal(parse(d), 0);
+	json_object_put(d);
+	d = with(c, "address", "\"198.18.0.1\"");
+	json_object_object_add(d, "route", json_object_new_boolean(true));
+	assert_int_equal(parse(d), -EINVAL);
+	assert_string_equal(err, "prepare_tx.route: true, and an address given too: the interface is found one way only");
+	json_object_put(d);
 	json_object_put(c);
 	/* how the options go together: send's own checks */
 	c = with(m, "flows", "1");

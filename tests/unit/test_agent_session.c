@@ -6,7 +6,9 @@
  * endpoint gone, the keepalive that keeps the timer quiet, clock exchanges against one clock, and
  * a reflector's prepare refused by the endpoint (policy, no such interface) without ending the session.
  */
+#define _GNU_SOURCE	/* pipe2() */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -320,6 +322,40 @@ static void test_reflect_refused(void **state)
 	free(fo);
 }
 
+/*
+ * The agent answers "busy" until its session says it is ending: that must be said before bye
+ * leaves, or a controller that connects again at once (the matrix's next cell) is refused.
+ */
+static void test_ending_before_bye(void **state)
+{
+	const struct lr_ctl_serve_opts so = { .key = &token };
+	char buf[64] = "";
+	struct served s;
+	struct lr_ctl *c;
+	pthread_t t;
+	int sv[2], st[2];
+	ssize_t n;
+
+	(void)state;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	assert_int_equal(pipe2(st, O_CLOEXEC | O_NONBLOCK), 0);
+	s.so = so;
+	s.so.status_fd = st[1];
+	s.fd = sv[1];
+	assert_int_equal(pthread_create(&t, NULL, serve, &s), 0);
+	assert_int_equal(lr_ctl_attach(sv[0], "the endpoint", &c), 0);
+	assert_int_equal(lr_ctl_hello(c, &token, err, sizeof(err)), 0);
+	assert_int_equal(lr_ctl_quit(c, err, sizeof(err)), 0);
+	/* bye is in: the status pipe says "ending" already, with the session's thread not yet joined */
+	n = read(st[0], buf, sizeof(buf) - 1);
+	assert_true(n > 0);
+	buf[n] = '\0';
+	assert_non_null(strstr(buf, LR_CTL_STATUS_ENDING "\n"));
+	finish(&s, c, t);
+	close(st[0]);
+	close(st[1]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -327,6 +363,7 @@ int main(void)
 		cmocka_unit_test(test_auth_forged),
 		cmocka_unit_test(test_deadman),	    cmocka_unit_test(test_keepalive),
 		cmocka_unit_test(test_clock),	    cmocka_unit_test(test_reflect_refused),
+		cmocka_unit_test(test_ending_before_bye),
 	};
 
 	return cmocka_run_group_tests(tests, setup, NULL);

@@ -87,7 +87,7 @@ static void route_msg(struct msg *m, int family, uint8_t type, const char *dst, 
 
 static void test_route_onlink(void **state)
 {
-	struct in6_addr dst = addr(AF_INET, "198.18.2.3");
+	struct in6_addr dst = addr(AF_INET, "198.18.2.3"), src = addr(AF_INET, "198.18.2.2");
 	struct lr_if_nexthop nh;
 	struct msg m;
 
@@ -101,6 +101,19 @@ static void test_route_onlink(void **state)
 	assert_int_equal(nh.type, RTN_UNICAST);
 	/* on-link: the destination is its own next hop */
 	assert_memory_equal(&nh.addr, &dst, sizeof(dst));
+	/* the source the kernel would pick: what a sender found by its route sends from */
+	assert_true(nh.have_src);
+	assert_memory_equal(&nh.src, &src, sizeof(src));
+
+	/* without one, none is made up */
+	route_msg(&m, AF_INET, RTN_UNICAST, "198.18.2.3", 2);
+	assert_int_equal(lr_if_route_parse(&m, m.nh.nlmsg_len, AF_INET, &dst, &nh), 0);
+	assert_false(nh.have_src);
+
+	/* a source of the wrong length is a broken answer */
+	route_msg(&m, AF_INET, RTN_UNICAST, "198.18.2.3", 2);
+	msg_put_addr(&m, RTA_PREFSRC, AF_INET6, "fd00::2");
+	assert_int_equal(lr_if_route_parse(&m, m.nh.nlmsg_len, AF_INET, &dst, &nh), -EBADMSG);
 }
 
 static void test_route_gateway(void **state)
