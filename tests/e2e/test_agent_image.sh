@@ -30,6 +30,9 @@
 #     (the readiness probe) and serves /metrics on the metrics port (the liveness probe)
 #   - linerate run with [tx] agent = n1 and [rx] agent = n2: exit 0, two steps, rx == tx > 0, lost 0,
 #     settled, in each step; agent 1 logged the test, agent 2 its receiver
+#   - the rendered Job's own args (linerate matrix --agents linerate-agent:7446 ..., its token path
+#     replaced, 500 ms a cell), run in the fabric where that name resolves to both agents: exit 0,
+#     both agents, 6 cells (both directions x 3 sizes) each exact, the table on stderr
 #   - every container and image removed, the engine stopped, the host as before
 set -euo pipefail
 # shellcheck source=tests/e2e/lib.sh
@@ -66,9 +69,25 @@ stop_agents()
 	CONTAINERS=()
 	return 0
 }
+# shellcheck disable=SC2317 # run by the exit trap
+rm_hosts()
+{
+	rm -rf "/etc/netns/$FAB"
+	((MADE_ETC_NETNS)) && rmdir /etc/netns 2>/dev/null
+	return 0
+}
 lr_cleanup_first stop_agents
 lr_cleanup_first lr_dockerd_stop
+lr_cleanup_first rm_hosts
 BEFORE=$(lr_host_state)
+
+# as a headless Service's name resolves in the cluster: to every ready agent (ip netns exec
+# bind-mounts /etc/netns/FAB/hosts over /etc/hosts)
+[[ -e /etc/netns/$FAB ]] && lr_die "/etc/netns/$FAB exists already"
+MADE_ETC_NETNS=0
+[[ -d /etc/netns ]] || MADE_ETC_NETNS=1
+mkdir -p "/etc/netns/$FAB"
+printf '127.0.0.1 localhost\n%s linerate-agent\n%s linerate-agent\n' "$NET.2" "$NET.3" >"/etc/netns/$FAB/hosts"
 
 lr_log "== private dockerd, the image"
 lr_dockerd_start "$DHOST" 198.18.247 || lr_die "dockerd did not start"
@@ -246,7 +265,36 @@ EOT
 	lr_log "$name: steps $(jq -c '[.steps[] | {tx: .tx.packets, rx: .rx.packets, lost: .rx.lost}]' "$j")"
 	lr_check_cmd "$name: agent 0 ran the sender on eth0" grep -q 'tx on eth0' "$LR_TMP/$name-0.log"
 	lr_check_cmd "$name: agent 1 ran the receiver on eth0" grep -q 'rx on eth0' "$LR_TMP/$name-1.log"
+	job "$name" "$dir"
 	stop_agents
+}
+
+# job VARIANT DIR: the rendered Job's own args (its token path replaced by this test's), from the
+# fabric, where /etc/netns/FAB/hosts makes the Service's name resolve to both agents
+job()
+{
+	local name=$1 dir=$2 j=$LR_TMP/$1.matrix.json a prev='' rc=0
+	local -a args=()
+
+	while read -r a; do
+		[[ $prev == --token-file ]] && a=$TOKEN
+		[[ $prev == --duration ]] && a=500ms	# the Job's 2 s a cell, shortened: the shape is the point
+		args+=("$a")
+		prev=$a
+	done < <(python3 "$LR_E2E_DIR/k8s_manifest.py" render "$dir" |
+		jq -r '.[] | select(.kind == "Job") | .spec.template.spec.containers[0].args[]')
+	lr_check "$name: the Job runs linerate matrix" "${args[0]:-none}" == matrix
+	lr_log "$name: the Job: linerate ${args[*]}"
+	ip netns exec "$FAB" timeout -k 5 120 "$LINERATE" "${args[@]}" >"$j" 2>"$LR_TMP/$name.matrix.err" || rc=$?
+	lr_show_file "$LR_TMP/$name.matrix.err"
+	lr_check "$name: the Job's matrix exit code" "$rc" == 0
+	lr_jvalid "$j"
+	lr_check "$name: the Service's name stood for both agents" \
+		"$(jq -r '[.agents[].agent] | join(" ")' "$j")" == "$NET.2:7446 $NET.3:7446"
+	lr_check "$name: cells: 2 directions x 3 sizes" "$(jq '.cells | length' "$j")" == 6
+	lr_check "$name: every cell ran: rx == tx > 0, lost 0, settled" \
+		"$(jq '[.cells[] | select(.error != null or .rx.packets != .tx.packets or .rx.packets == 0 or .rx.lost != 0 or .rx.tail_settled != true)] | length' "$j")" == 0
+	lr_check_cmd "$name: the table went to the log (stderr)" grep -q '198.18.246.2:7446 -> 198.18.246.3:7446' "$LR_TMP/$name.matrix.err"
 }
 
 variant host-network "$LR_REPO/deploy/kubernetes"

@@ -62,6 +62,8 @@ matrix_cleanup()
 
 	set +e
 	[[ -n ${CTL:-} ]] && rm -rf "/etc/netns/$CTL"
+	# /etc/netns itself, when this test made it and nobody else put anything there since
+	((${MADE_ETC_NETNS:-0})) && rmdir /etc/netns 2>/dev/null
 	(exit "$rc")
 	lr_cleanup
 }
@@ -80,6 +82,8 @@ lr_veth "$CTL" eth0 "$SW" pc
 lr_addr "$CTL" eth0 198.18.10.100/24
 ip -n "$SW" link set pc master br0 up
 
+MADE_ETC_NETNS=0
+[[ -d /etc/netns ]] || MADE_ETC_NETNS=1
 mkdir -p "/etc/netns/$CTL"
 cat >"/etc/netns/$CTL/hosts" <<EOF
 127.0.0.1 localhost
