@@ -102,7 +102,14 @@ for n in "$N1" "$N2"; do
 done
 VERSION=$(sed -n 's/^project(linerate VERSION \([0-9.]*\).*/\1/p' "$LR_REPO/CMakeLists.txt")
 RC=0
-IMAGE=$(DOCKER_HOST=$LR_DOCKER_HOST "$LR_REPO/scripts/image" --build-dir "$(dirname "$LINERATE")" 2>"$LR_TMP/image.err") || RC=$?
+# The image is what ships: a sanitizer build (scripts/sanitize) stays the controller here, and the
+# agents come from the plain build (scripts/image builds it if it is not there).
+IMAGE_BUILD=$(dirname "$LINERATE")
+if grep -aqE '__(asan_init|ubsan_handle_)' "$LINERATE"; then
+	IMAGE_BUILD=$LR_REPO/build
+	lr_log "$LINERATE is a sanitizer build: the image comes from $IMAGE_BUILD"
+fi
+IMAGE=$(DOCKER_HOST=$LR_DOCKER_HOST "$LR_REPO/scripts/image" --build-dir "$IMAGE_BUILD" 2>"$LR_TMP/image.err") || RC=$?
 lr_show_file "$LR_TMP/image.err"
 lr_check "scripts/image exit code" "$RC" == 0
 lr_check "scripts/image tags linerate:VERSION" "$IMAGE" == "linerate:$VERSION"
