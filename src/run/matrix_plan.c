@@ -294,6 +294,7 @@ int lr_matrix_pairs_parse(struct lr_matrix_plan *p, const char *path, const char
 		size_t n = nl ? (size_t)(nl - (text + pos)) : len - pos;
 		int side[2];
 		unsigned int i, nt;
+		size_t len;
 
 		line++;
 		if (n > LR_MATRIX_LINE_MAX) {
@@ -308,8 +309,9 @@ int lr_matrix_pairs_parse(struct lr_matrix_plan *p, const char *path, const char
 		hash = strchr(buf, '#');
 		if (hash)
 			*hash = '\0';
-		if (n && buf[strlen(buf) - 1] == '\r')
-			buf[strlen(buf) - 1] = '\0';
+		len = strlen(buf);	/* 0 after a comment that takes the whole line */
+		if (len && buf[len - 1] == '\r')
+			buf[len - 1] = '\0';
 		nt = tokens(buf, tok, 2);
 		if (!nt)
 			continue;
