@@ -526,40 +526,16 @@ static void csv_rows(FILE *f, const struct matrix *m)
 	}
 }
 
+static void csv_fill(FILE *f, const void *arg)
+{
+	csv_rows(f, arg);
+}
+
 static int write_csv(const struct matrix *m)
 {
-	const char *path = m->o->csv;
-	struct lr_out out = { .fd = -1 };
 	char err[512];
-	FILE *f;
-	int ret;
 
-	if (!strcmp(path, "-")) {
-		csv_rows(stdout, m);
-		fflush(stdout);
-		return 0;
-	}
-	ret = lr_out_open(path, LR_OUT_MODE, &out, err, sizeof(err));
-	if (ret)
-		return lr_fail(LR_EXIT_RUNTIME, "matrix", "--csv: %s", err);
-	f = fdopen(out.fd, "w");
-	if (!f) {
-		ret = -errno;
-		lr_out_abort(&out);
-		return lr_fail(LR_EXIT_RUNTIME, "matrix", "--csv: cannot write '%s': %s", path, strerror(-ret));
-	}
-	out.fd = -1;	/* the FILE owns it now */
-	csv_rows(f, m);
-	errno = 0;
-	if (fflush(f) || ferror(f) || fsync(fileno(f)))
-		ret = errno ? -errno : -EIO;
-	if (fclose(f) && !ret)
-		ret = -errno;
-	if (ret) {
-		lr_out_abort(&out);
-		return lr_fail(LR_EXIT_RUNTIME, "matrix", "--csv: cannot write '%s': %s", path, strerror(-ret));
-	}
-	if (lr_out_commit(&out, err, sizeof(err)))
+	if (lr_out_stream(m->o->csv, csv_fill, m, err, sizeof(err)))
 		return lr_fail(LR_EXIT_RUNTIME, "matrix", "--csv: %s", err);
 	return 0;
 }

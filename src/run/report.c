@@ -175,44 +175,19 @@ static void csv_rows(FILE *f, const struct lr_run *r)
 	}
 }
 
+static void csv_fill(FILE *f, const void *arg)
+{
+	csv_rows(f, arg);
+}
+
 int lr_run_write_csv(const struct lr_run *r)
 {
-	const char *path = r->o->csv;
-	struct lr_out out = { .fd = -1 };
 	char err[512];
-	FILE *f;
-	int ret = 0;
+	int ret;
 
-	if (!strcmp(path, "-")) {
-		csv_rows(stdout, r);
-		fflush(stdout);
-		return 0;
-	}
-	ret = lr_out_open(path, LR_OUT_MODE, &out, err, sizeof(err));
-	if (ret) {
+	ret = lr_out_stream(r->o->csv, csv_fill, r, err, sizeof(err));
+	if (ret)
 		fprintf(stderr, "linerate run: --csv: %s\n", err);
-		return ret;
-	}
-	f = fdopen(out.fd, "w");
-	if (!f) {
-		ret = -errno;
-		fprintf(stderr, "linerate run: --csv: cannot write '%s': %s\n", path, strerror(-ret));
-		lr_out_abort(&out);
-		return ret;
-	}
-	out.fd = -1;	/* the FILE owns it now */
-	csv_rows(f, r);
-	errno = 0;
-	if (fflush(f) || ferror(f) || fsync(fileno(f)))
-		ret = errno ? -errno : -EIO;
-	if (fclose(f) && !ret)
-		ret = -errno;
-	if (ret) {
-		fprintf(stderr, "linerate run: --csv: cannot write '%s': %s\n", path, strerror(-ret));
-		lr_out_abort(&out);
-	} else if ((ret = lr_out_commit(&out, err, sizeof(err)))) {
-		fprintf(stderr, "linerate run: --csv: %s\n", err);
-	}
 	return ret;
 }
 

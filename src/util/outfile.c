@@ -146,6 +146,40 @@ int lr_out_write(struct lr_out *o, const void *buf, size_t len)
 	return 0;
 }
 
+int lr_out_stream(const char *path, void (*fill)(FILE *f, const void *arg), const void *arg, char *err,
+		  size_t errlen)
+{
+	struct lr_out out = { .fd = -1 };
+	FILE *f;
+	int ret;
+
+	if (!strcmp(path, "-")) {
+		fill(stdout, arg);
+		return fflush(stdout) ? -errno : 0;
+	}
+	ret = lr_out_open(path, LR_OUT_MODE, &out, err, errlen);
+	if (ret)
+		return ret;
+	f = fdopen(out.fd, "w");
+	if (!f) {
+		ret = -errno;
+		goto fail;
+	}
+	out.fd = -1;	/* the FILE owns it now */
+	fill(f, arg);
+	errno = 0;
+	if (fflush(f) || ferror(f) || fsync(fileno(f)))
+		ret = errno ? -errno : -EIO;
+	if (fclose(f) && !ret)
+		ret = -errno;
+	if (!ret)
+		return lr_out_commit(&out, err, errlen);
+fail:
+	lr_msg(err, errlen, "cannot write '%s': %s", path, strerror(-ret));
+	lr_out_abort(&out);
+	return ret;
+}
+
 int lr_out_commit(struct lr_out *o, char *err, size_t errlen)
 {
 	const char *what = "cannot write";

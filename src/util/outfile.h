@@ -7,6 +7,7 @@
 #define LINERATE_OUTFILE_H
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -42,6 +43,12 @@ int lr_out_write(struct lr_out *o, const void *buf, size_t len);
 int lr_out_commit(struct lr_out *o, char *err, size_t errlen);
 /* Closes and removes the temporary file (error paths). */
 void lr_out_abort(struct lr_out *o);
+/*
+ * @path ("-": stdout) as @fill writes it through a stdio stream: a file appears whole under its
+ * name (lr_out_open, lr_out_commit) or not at all. 0 or -errno with one line in @err.
+ */
+int lr_out_stream(const char *path, void (*fill)(FILE *f, const void *arg), const void *arg, char *err,
+		  size_t errlen);
 /* A ready file: @path appears whole, under its name, holding this process's PID. 0 or -errno with @err. */
 int lr_out_pidfile(const char *path, char *err, size_t errlen);
 
