@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 #include "rx/rx.h"
 #include "util/capture.h"
 #include "util/choose.h"
+#include "util/clock.h"
 #include "util/log.h"
 
 #ifndef PACKET_IGNORE_OUTGOING
@@ -28,6 +30,8 @@
 #define FRAME_HINT	2048
 #define BLOCK_TIMEOUT_MS 4	/* a block is handed over after this even when not full */
 
+#define RT_STEP_NS	2000	/* CLOCK_REALTIME moved this far against the stamping clock: a step */
+
 struct pkt_thread {
 	struct lr_rx *rx;
 	struct lr_flow_state *flows;
@@ -36,6 +40,8 @@ struct pkt_thread {
 	uint8_t *ring;
 	size_t ring_len;
 	int64_t rt_to_mono;	/* the stamping clock - CLOCK_REALTIME, for the kernel's receive stamps */
+	int64_t rt_prev;	/* the same, read at the block before: they differ when CLOCK_REALTIME was stepped */
+	uint64_t read_ns;	/* the stamping clock when this block was handed over */
 	int64_t clock_offset;	/* the receiver's clock minus the sender's (lr_recv_opts.clock_offset_ns) */
 	struct lr_sampler *sampler;	/* --pcap: this thread is producer @index of it */
 	unsigned int index;
@@ -93,6 +99,13 @@ static void count_frame(struct pkt_thread *t, const struct tpacket3_hdr *h)
 	}
 	/* the kernel's software receive stamp (CLOCK_REALTIME), moved onto the stamping clock BPF reads */
 	now = (uint64_t)((int64_t)h->tp_sec * 1000000000LL + h->tp_nsec + t->rt_to_mono);
+	/*
+	 * CLOCK_REALTIME stepped since the block before (a VM's clock agent does it every few seconds,
+	 * by milliseconds): a frame stamped before the step would be off by the step with the new offset
+	 */
+	if (t->rt_prev != t->rt_to_mono && pkt.tail && !pkt.rtt)
+		now = lr_realtime_pick((uint64_t)h->tp_sec * 1000000000ULL + h->tp_nsec, t->rt_to_mono, t->rt_prev,
+				       pkt.tail - (uint64_t)t->clock_offset, t->read_ns);
 	lr_rx_count_data(t->c, &t->flows[pkt.flow], &pkt, h->tp_len, LR_RX_MAX_QUEUES, now, t->clock_offset);
 	if (t->sampler && t->c->sample_tick++ % t->every == 0)
 		take_sample(t, h, data);
@@ -119,7 +132,12 @@ static void *rx_thread(void *arg)
 			continue;
 		}
 		/* once per block, so a stepped or slewed CLOCK_REALTIME cannot skew the latencies of a long run */
+		t->rt_prev = t->rt_to_mono;
 		t->rt_to_mono = -lr_realtime_offset();
+		t->read_ns = lr_now_bpf_ns();
+		/* the offset's own reading error is tens of ns: only a step is one */
+		if (llabs(t->rt_to_mono - t->rt_prev) < RT_STEP_NS)
+			t->rt_prev = t->rt_to_mono;
 		n = b->hdr.bh1.num_pkts;
 		h = (const void *)((uint8_t *)b + b->hdr.bh1.offset_to_first_pkt);
 		for (i = 0; i < n; i++) {
@@ -298,6 +316,7 @@ static int packet_open(struct lr_rx *rx, char *why, size_t len)
 		t->flows = p->flows;
 		t->c = &rx->sources[i];
 		t->rt_to_mono = -lr_realtime_offset();
+		t->rt_prev = t->rt_to_mono;
 		t->clock_offset = rx->o->clock_offset_ns;
 		t->sampler = p->sampler;
 		t->index = i;

@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -437,6 +438,16 @@ uint64_t lr_sampler_dropped(const struct lr_sampler *s)
 }
 
 /* Against the stamping clock, not CLOCK_MONOTONIC: in a time namespace the two differ, CLOCK_REALTIME never shifts. */
+uint64_t lr_realtime_pick(uint64_t rt_ns, int64_t off_new, int64_t off_old, uint64_t sent, uint64_t read_ns)
+{
+	uint64_t now = rt_ns + (uint64_t)off_new, alt = rt_ns + (uint64_t)off_old;
+	bool ok_now = now >= sent && now <= read_ns, ok_alt = alt >= sent && alt <= read_ns;
+
+	if (ok_now && ok_alt)
+		return alt - sent < now - sent ? alt : now;
+	return ok_alt ? alt : now;
+}
+
 int64_t lr_realtime_offset(void)
 {
 	uint64_t width = UINT64_MAX;

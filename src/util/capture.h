@@ -52,6 +52,14 @@ int lr_sampler_open_unstarted(struct lr_pcap_writer *w, unsigned int producers, 
 
 /* CLOCK_REALTIME minus the stamping clock (util/clock.h), for stamping pcap records with wall-clock time. */
 int64_t lr_realtime_offset(void);
+/*
+ * A kernel receive stamp @rt_ns (CLOCK_REALTIME) on the stamping clock, when CLOCK_REALTIME was
+ * stepped between two readings of the offset (stamping clock - realtime): @off_new now, @off_old
+ * before. The frame was sent at @sent and handed over by @read_ns (both on the stamping clock), so
+ * the right offset puts its arrival between the two; if both do, the shorter latency wins (a
+ * path's latency is far below a step); with neither, @off_new.
+ */
+uint64_t lr_realtime_pick(uint64_t rt_ns, int64_t off_new, int64_t off_old, uint64_t sent, uint64_t read_ns);
 
 /* Frames of a pcap or pcapng file, in order, for replay. */
 struct lr_pcap_frame {

@@ -765,9 +765,33 @@ static void test_read_empty(void **state)
 	assert_err_has("no frames");
 }
 
+/* A step of CLOCK_REALTIME between two offset readings: the offset that puts the arrival after the
+ * send and before the handover, else the shorter latency, else the newer one. */
+static void test_realtime_pick(void **state)
+{
+	const int64_t before = -1000000000, after = before - 19500000;	/* realtime stepped 19.5 ms ahead */
+	const uint64_t sent = 5000000000ULL, read_ns = sent + 50000;
+	uint64_t rt;
+
+	(void)state;
+	/* stamped 2 us after sending, before the step: the old offset is right, the new one puts it 19.5 ms early */
+	rt = sent + 2000 - (uint64_t)before;
+	assert_int_equal(lr_realtime_pick(rt, after, before, sent, read_ns), sent + 2000);
+	/* stamped after the step: the new offset is right, the old one puts it after the handover */
+	rt = sent + 3000 - (uint64_t)after;
+	assert_int_equal(lr_realtime_pick(rt, after, before, sent, read_ns), sent + 3000);
+	/* a step smaller than the window: both fit, the shorter latency wins */
+	assert_int_equal(lr_realtime_pick(sent + 4000 - (uint64_t)before, before - 1000, before, sent, read_ns),
+			 sent + 3000);
+	/* neither fits (another host's clock): the new offset, as without a step */
+	assert_int_equal(lr_realtime_pick(sent - 100000 - (uint64_t)after, after, before, sent, read_ns),
+			 sent - 100000);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_realtime_pick),
 		cmocka_unit_test_setup_teardown(test_writer_roundtrip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_writer_roundtrip_snaplen, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_writer_caller_caplen, setup, teardown),
