@@ -105,7 +105,7 @@ static void count_frame(struct pkt_thread *t, const struct tpacket3_hdr *h)
 	 */
 	if (t->rt_prev != t->rt_to_mono && pkt.tail && !pkt.rtt)
 		now = lr_realtime_pick((uint64_t)h->tp_sec * 1000000000ULL + h->tp_nsec, t->rt_to_mono, t->rt_prev,
-				       pkt.tail - (uint64_t)t->clock_offset, t->read_ns);
+				       pkt.tail + (uint64_t)t->clock_offset, t->read_ns);
 	lr_rx_count_data(t->c, &t->flows[pkt.flow], &pkt, h->tp_len, LR_RX_MAX_QUEUES, now, t->clock_offset);
 	if (t->sampler && t->c->sample_tick++ % t->every == 0)
 		take_sample(t, h, data);

@@ -55,7 +55,8 @@ int64_t lr_realtime_offset(void);
 /*
  * A kernel receive stamp @rt_ns (CLOCK_REALTIME) on the stamping clock, when CLOCK_REALTIME was
  * stepped between two readings of the offset (stamping clock - realtime): @off_new now, @off_old
- * before. The frame was sent at @sent and handed over by @read_ns (both on the stamping clock), so
+ * before. The frame was sent at @sent and handed over by @read_ns (both on this receiver's
+ * stamping clock: a sender's stamp plus the clock offset, lat = now - offset - tail), so
  * the right offset puts its arrival between the two; if both do, the shorter latency wins (a
  * path's latency is far below a step); with neither, @off_new.
  */

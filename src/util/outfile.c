@@ -155,7 +155,13 @@ int lr_out_stream(const char *path, void (*fill)(FILE *f, const void *arg), cons
 
 	if (!strcmp(path, "-")) {
 		fill(stdout, arg);
-		return fflush(stdout) ? -errno : 0;
+		errno = 0;
+		if (fflush(stdout) || ferror(stdout)) {
+			ret = errno ? -errno : -EIO;
+			lr_msg(err, errlen, "cannot write to standard output: %s", strerror(-ret));
+			return ret;
+		}
+		return 0;
 	}
 	ret = lr_out_open(path, LR_OUT_MODE, &out, err, errlen);
 	if (ret)

@@ -783,6 +783,14 @@ static void test_realtime_pick(void **state)
 	/* a step smaller than the window: both fit, the shorter latency wins */
 	assert_int_equal(lr_realtime_pick(sent + 4000 - (uint64_t)before, before - 1000, before, sent, read_ns),
 			 sent + 3000);
+	/* another host: its stamp + the clock offset is the send time here (lat = now - offset - tail) */
+	{
+		const int64_t offset = 3600LL * 1000000000LL;	/* the receiver's clock an hour ahead */
+		const uint64_t tail = sent - (uint64_t)offset;	/* the sender's stamp, on its own clock */
+
+		rt = tail + (uint64_t)offset + 2000 - (uint64_t)before;	/* arrived 2 us later, before the step */
+		assert_int_equal(lr_realtime_pick(rt, after, before, tail + (uint64_t)offset, read_ns), sent + 2000);
+	}
 	/* neither fits (another host's clock): the new offset, as without a step */
 	assert_int_equal(lr_realtime_pick(sent - 100000 - (uint64_t)after, after, before, sent, read_ns),
 			 sent - 100000);
