@@ -16,7 +16,11 @@
 #   lr_dockerd_stop              remove every container, stop the engine, put the host back
 #
 # Sets LR_DOCKER_HOST (unix://.../docker.sock, also exported as DOCKER_HOST so that linerate's
-# container:NAME finds the engine), LR_DOCKERD_PID, LR_DOCKERD_DIR, LR_DOCKERD_BRIDGE.
+# container:NAME finds the engine), LR_CONTAINERD_SOCK (its own containerd, never a system one),
+# LR_DOCKERD_PID, LR_DOCKERD_DIR, LR_DOCKERD_BRIDGE. LR_DOCKERD_CGROUPS lists the cgroup names
+# (below each hierarchy's root) whose processes lr_dockerd_stop kills and whose directories it
+# removes: the engine's own; a caller that runs containers of its own through LR_CONTAINERD_SOCK
+# adds their namespace's.
 
 LR_DOCKERD_PID=
 LR_DOCKERD_DIR=
@@ -24,6 +28,9 @@ LR_DOCKERD_NS=
 LR_DOCKERD_BRIDGE=
 LR_DOCKER_HOST=
 LR_DOCKER_CLI=
+LR_CONTAINERD_SOCK=
+LR_CONTAINERD_PID=
+LR_DOCKERD_CGROUPS=()
 
 # lr_host_state: what a Docker engine may change on the host, as text to compare.
 lr_host_state()
@@ -75,9 +82,40 @@ lr_dockerd_start()
 	printf '{}\n' >"$d/daemon.json"
 	LR_DOCKER_HOST=unix://$d/docker.sock
 	export DOCKER_HOST=$LR_DOCKER_HOST
+	LR_DOCKERD_CGROUPS+=("lr-dockerd-$$")
+	# A containerd of its own: dockerd would take a system one's socket where one runs, and put
+	# the test's containers next to that host's.
+	LR_CONTAINERD_SOCK=$d/containerd.sock
+	cat >"$d/containerd.toml" <<-EOT
+		version = 2
+		root = "$d/containerd/root"
+		state = "$d/containerd/state"
+		disabled_plugins = ["io.containerd.grpc.v1.cri"]
+		[grpc]
+		  address = "$LR_CONTAINERD_SOCK"
+		[ttrpc]
+		  address = "$LR_CONTAINERD_SOCK.ttrpc"
+		[debug]
+		  address = "$d/containerd-debug.sock"
+	EOT
 	# nsenter, not `ip netns exec`: that one remounts /sys, and dockerd then finds no cgroups
+	nsenter --net="/run/netns/$ns" containerd --config "$d/containerd.toml" --log-level warn \
+		>"$d/containerd.log" 2>&1 &
+	LR_CONTAINERD_PID=$!
+	for ((i = 0; i < 100; i++)); do
+		[[ -S $LR_CONTAINERD_SOCK ]] && break
+		kill -0 "$LR_CONTAINERD_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	if [[ ! -S $LR_CONTAINERD_SOCK ]]; then
+		lr_log "docker: containerd did not start (log: $d/containerd.log)"
+		tail -n 5 "$d/containerd.log" >&2
+		return 1
+	fi
+	# cgroupfs: a systemd host would otherwise have dockerd want a .slice for --cgroup-parent
 	nsenter --net="/run/netns/$ns" dockerd --data-root "$d/root" --exec-root "$d/exec" \
 		-H "$LR_DOCKER_HOST" --pidfile "$d/dockerd.pid" --config-file "$d/daemon.json" \
+		--containerd "$LR_CONTAINERD_SOCK" --exec-opt native.cgroupdriver=cgroupfs \
 		--bridge "$LR_DOCKERD_BRIDGE" --cgroup-parent "/lr-dockerd-$$" \
 		--default-address-pool "base=198.19.240.0/20,size=24" --shutdown-timeout 2 \
 		--log-level warn >"$d/dockerd.log" 2>&1 &
@@ -122,8 +160,10 @@ lr_descendants()
 # after 20 s), its mounts and files gone, and the host as lr_dockerd_start found it.
 lr_dockerd_stop()
 {
-	local d=$LR_DOCKERD_DIR pid i m ids f line before
+	local d=$LR_DOCKERD_DIR pid i m ids f
+	local -
 
+	set +e	# cleanup: every step is tried, whatever the one before did
 	[[ -n $d ]] || return 0
 	if [[ -n $LR_DOCKERD_PID ]] && kill -0 "$LR_DOCKERD_PID" 2>/dev/null; then
 		ids=$(timeout 20 "$LR_DOCKER_CLI" -H "$LR_DOCKER_HOST" ps -aq 2>/dev/null)
@@ -144,6 +184,19 @@ lr_dockerd_stop()
 		fi
 		wait "$LR_DOCKERD_PID" 2>/dev/null
 	fi
+	if [[ -n $LR_CONTAINERD_PID ]] && kill -0 "$LR_CONTAINERD_PID" 2>/dev/null; then
+		kill -TERM "$LR_CONTAINERD_PID" 2>/dev/null
+		for ((i = 0; i < 50; i++)); do
+			kill -0 "$LR_CONTAINERD_PID" 2>/dev/null || break
+			sleep 0.2
+		done
+		kill -KILL "$LR_CONTAINERD_PID" 2>/dev/null
+		wait "$LR_CONTAINERD_PID" 2>/dev/null
+	fi
+	# containers whose engine was killed: their processes, by the cgroups they were put in
+	for f in "${LR_DOCKERD_CGROUPS[@]}"; do
+		lr_cgroup_kill "$f"
+	done
 	# shims that outlived a killed engine still hold our directory: theirs by the path they run from
 	for f in /proc/[0-9]*/cmdline; do
 		if { tr '\0' ' ' <"$f"; } 2>/dev/null | grep -qF "$d/"; then
@@ -157,49 +210,64 @@ lr_dockerd_stop()
 		umount -l "$m" 2>/dev/null
 	done < <(awk -v d="$d/" 'index($2, d) == 1 { print $2 }' /proc/self/mounts | sort -r)
 	ip -n "$LR_DOCKERD_NS" link del "$LR_DOCKERD_BRIDGE" 2>/dev/null
-	for f in /sys/fs/cgroup/*/"lr-dockerd-$$" /sys/fs/cgroup/"lr-dockerd-$$"; do
-		[[ -d $f ]] && rmdir "$f" 2>/dev/null
+	for f in "${LR_DOCKERD_CGROUPS[@]}"; do
+		lr_cgroup_rm "$f"
 	done
 	lr_host_restore "$d/host.before"
 	rm -rf "$d"
 	LR_DOCKERD_DIR=
 	LR_DOCKERD_PID=
+	LR_CONTAINERD_PID=
+	LR_DOCKERD_CGROUPS=()
 }
 
-# lr_host_restore FILE: undo what an engine changed since lr_host_state wrote FILE.
+# lr_cgroup_kill NAME: SIGKILL to every process in cgroup NAME (below each hierarchy's root) and below.
+lr_cgroup_kill()
+{
+	local f pid
+	local -
+
+	set +e	# cleanup: every step is tried, whatever the one before did
+	[[ $1 =~ ^[A-Za-z0-9._-]+$ ]] || return 0
+	while read -r f; do
+		while read -r pid; do
+			[[ -n $pid ]] && kill -KILL "$pid" 2>/dev/null
+		done <"$f"
+	done < <(find /sys/fs/cgroup/*/"$1" /sys/fs/cgroup/"$1" -name cgroup.procs 2>/dev/null)
+	return 0
+}
+
+# lr_cgroup_rm NAME: the directories of cgroup NAME and below, deepest first (empty ones only: the
+# kernel refuses the rest).
+lr_cgroup_rm()
+{
+	local -
+
+	set +e	# cleanup: every step is tried, whatever the one before did
+	[[ $1 =~ ^[A-Za-z0-9._-]+$ ]] || return 0
+	find /sys/fs/cgroup/*/"$1" /sys/fs/cgroup/"$1" -depth -type d -exec rmdir {} \; 2>/dev/null
+	return 0
+}
+
+# lr_host_restore FILE: remove what an engine left since lr_host_state wrote FILE. Only its own
+# leftovers: the engine ran in a namespace of its own, so a change to the root namespace's
+# iptables, nft tables, sysctls or modules is someone else's, reported by lr_host_state's
+# comparison (a test fails on it) and never undone here.
 lr_host_restore()
 {
-	local before=$1 now line k v f t
+	local before=$1 f
+	local -
 
-	now=$(lr_host_state)
-	[[ $now == "$(cat "$before")" ]] && return 0
-	while read -r line; do
-		case $line in
-		"sysctl "*)
-			line=${line#sysctl }
-			k=${line%%=*}
-			v=${line#*=}
-			f=/proc/sys/${k//.//}
-			[[ $(cat "$f" 2>/dev/null) == "$v" ]] || echo "$v" >"$f"
-			;;
-		esac
-	done <"$before"
-	# paths an engine made (none of them is ever ours to keep)
-	for f in /etc/docker/key.json /etc/docker /run/docker /run/containerd /var/lib/docker /var/lib/containerd; do
+	set +e	# cleanup: every step is tried, whatever the one before did
+	# /etc/docker holds only the key.json dockerd writes; /run/docker its plugin directory
+	for f in /etc/docker/key.json /run/docker; do
 		grep -qxF "path $f" "$before" || rm -rf "$f"
 	done
-	# iptables tables an engine added in the root namespace, and rules in those that were there
-	while read -r _ _ f t; do
-		grep -qxF "nft table $f $t" "$before" || nft delete table "$f" "$t" 2>/dev/null
-	done < <(lr_host_state | grep '^nft table ')
-	if [[ $(lr_host_state | grep '^iptables ') != "$(grep '^iptables ' "$before")" ]]; then
-		grep '^iptables ' "$before" | sed 's/^iptables //' | iptables-restore
-	fi
-	if [[ $(lr_host_state | grep '^ip6tables ') != "$(grep '^ip6tables ' "$before")" ]]; then
-		grep '^ip6tables ' "$before" | sed 's/^ip6tables //' | ip6tables-restore
-	fi
-	if grep -qx 'module br_netfilter absent' "$before" && [[ -e /sys/module/br_netfilter/initstate ]]; then
-		modprobe -r br_netfilter 2>/dev/null
+	grep -qxF "path /etc/docker" "$before" || rmdir /etc/docker 2>/dev/null
+	# /run/containerd: the shims' socket directory (s/) and runc's state (runc/) of our containerd,
+	# removed only when nothing is left in them and no system containerd uses the directory
+	if ! grep -qxF "path /run/containerd" "$before" && [[ ! -e /run/containerd/containerd.sock ]]; then
+		find /run/containerd -depth -type d -empty -delete 2>/dev/null
 	fi
 	return 0
 }

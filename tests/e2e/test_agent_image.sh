@@ -48,7 +48,12 @@ CONTAINERS=()
 lr_init
 lr_require_cmds dockerd ctr nsenter python3 kubectl
 python3 -c 'import yaml' 2>/dev/null || lr_die "missing python3-yaml (scripts/deps installs it)"
-mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf || lr_die "cannot mount bpffs on /sys/fs/bpf"
+MADE_ETC_NETNS=0
+MOUNTED_BPFFS=0
+if ! mountpoint -q /sys/fs/bpf; then
+	mount -t bpf bpf /sys/fs/bpf || lr_die "cannot mount bpffs on /sys/fs/bpf"
+	MOUNTED_BPFFS=1
+fi
 lr_netns_add DHOST dhost
 lr_netns_add FAB fabric
 lr_netns_add N1 n1
@@ -74,18 +79,18 @@ rm_hosts()
 {
 	rm -rf "/etc/netns/$FAB"
 	((MADE_ETC_NETNS)) && rmdir /etc/netns 2>/dev/null
+	((MOUNTED_BPFFS)) && umount /sys/fs/bpf 2>/dev/null
 	return 0
 }
 lr_cleanup_first stop_agents
 lr_cleanup_first lr_dockerd_stop
-lr_cleanup_first rm_hosts
 BEFORE=$(lr_host_state)
 
 # as a headless Service's name resolves in the cluster: to every ready agent (ip netns exec
 # bind-mounts /etc/netns/FAB/hosts over /etc/hosts)
 [[ -e /etc/netns/$FAB ]] && lr_die "/etc/netns/$FAB exists already"
-MADE_ETC_NETNS=0
 [[ -d /etc/netns ]] || MADE_ETC_NETNS=1
+lr_cleanup_first rm_hosts
 mkdir -p "/etc/netns/$FAB"
 printf '127.0.0.1 localhost\n%s linerate-agent\n%s linerate-agent\n' "$NET.2" "$NET.3" >"/etc/netns/$FAB/hosts"
 
@@ -116,7 +121,9 @@ lr_check "scripts/image tags linerate:VERSION" "$IMAGE" == "linerate:$VERSION"
 lr_check "the image's entrypoint" "$(lr_docker image inspect -f '{{json .Config.Entrypoint}}' "$IMAGE")" == '["/usr/bin/linerate"]'
 lr_check_cmd "the image's binary prints the version" bash -c \
 	"'$LR_DOCKER_CLI' -H '$LR_DOCKER_HOST' run --rm --network none '$IMAGE' --version | grep -q '^linerate $VERSION '"
-CTR=(ctr --address "$LR_DOCKERD_DIR/exec/containerd/containerd.sock" -n "$CTR_NS")
+CTR=(ctr --address "$LR_CONTAINERD_SOCK" -n "$CTR_NS")
+# the agents' cgroups (ctr puts a container in /NAMESPACE/ID): killed and removed with the engine
+LR_DOCKERD_CGROUPS+=("$CTR_NS")
 lr_docker save "$IMAGE" | "${CTR[@]}" images import - >/dev/null || lr_die "ctr images import failed"
 
 # The token as a Secret volume holds it: a timestamped directory, ..data -> it, token -> ..data/token.
