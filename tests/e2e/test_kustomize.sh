@@ -206,6 +206,7 @@ mutate "another image tag" base/kustomization.yaml 's/newTag: .*/newTag: 0.0.0-n
 mutate "seccomp allows by default" seccomp/agent.json 's/"defaultAction": "SCMP_ACT_ERRNO"/"defaultAction": "SCMP_ACT_ALLOW"/' \
 	"defaultAction"
 mutate "seccomp without bpf" seccomp/agent.json '/^ *"bpf",$/d' "allows bpf"
-mutate "seccomp allows setns to anyone" seccomp/agent.json 's/^\( *\)"bpf",$/&\n\1"setns",/' "setns only with"
+mutate "seccomp allows setns to anyone" seccomp/agent.json 's/^\( *\)"bpf",$/&\n\1"setns",/' "no setns without SYS_ADMIN"
+mutate "seccomp with a Docker-only per-capability rule" seccomp/agent.json 's/^\( *\)"action": "SCMP_ACT_ALLOW",$/&\n\1"includes": {"caps": ["CAP_SYS_ADMIN"]},/' "plain OCI format"
 mutate "seccomp not JSON" seccomp/agent.json '1s/^{/{,/' "parses as JSON"
 lr_finish
