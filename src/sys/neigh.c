@@ -379,8 +379,10 @@ int lr_if_route_to(int family, const struct in6_addr *dst, char ifname[IF_NAMESI
 	char dstr[INET6_ADDRSTRLEN];
 	int ret;
 
-	if (family != AF_INET && family != AF_INET6)
+	if (family != AF_INET && family != AF_INET6) {
+		lr_msg(err, errlen, "a route for address family %d: only IPv4 and IPv6 have one", family);
 		return -EAFNOSUPPORT;
+	}
 	addr_str(family, dst, dstr, sizeof(dstr));
 	ret = route_get(NULL, family, dst, nh);
 	if (ret) {

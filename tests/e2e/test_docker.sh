@@ -17,7 +17,8 @@
 #   - linerate veth container:web (run in the Docker host) names the host-side veth of web's eth0:
 #     the interface whose ifindex is eth0's iflink, a port of our bridge; --json pid == docker's
 #   - host -> container: send on that veth in the Docker host, recv --netns container:web --once:
-#     exact (tx == rx == sent == COUNT, lost 0, settled), engines auto and live
+#     exact (tx == rx == sent == COUNT, lost 0, settled), engines auto and live; in every exchange
+#     the receiving eth0's rx_packets (the kernel's count) grew by at least COUNT
 #   - container -> container: send --netns container:web to web2, no --dst-mac: exact, and the
 #     Docker host's FORWARD chain (Docker's DOCKER-USER jump, through br_netfilter) saw >= COUNT
 #   - published port: client -> 198.18.241.1:9000 -> DNAT -> pub:7447: exact, counted on port 7447
@@ -80,13 +81,23 @@ lr_jvalid "$LR_TMP/veth.json"
 lr_check "veth --json pid is docker's" "$(lr_jget "$LR_TMP/veth.json" .pid)" == "$(lr_docker inspect -f '{{.State.Pid}}' web)"
 lr_check "veth --json peer_ifname" "$(lr_jget "$LR_TMP/veth.json" .peer_ifname)" == "$VETH"
 
+# rx_packets container:NAME: the kernel's count of frames its eth0 received (the cross-check of
+# what recv counted)
+rx_packets()
+{
+	nsenter --net="/proc/$(lr_docker inspect -f '{{.State.Pid}}' "${1#container:}")/ns/net" \
+		ip -s -j link show dev eth0 | jq '.[0].stats64.rx.packets'
+}
+
 # exchange NAME RECV_NETNS SEND_NETNS SEND_IF DST [send args...]: recv --once in RECV_NETNS, then
-# send; exit codes in SEND_RC/RECV_RC, JSON in $LR_TMP/NAME.{send,recv}.json
+# send; exit codes in SEND_RC/RECV_RC, JSON in $LR_TMP/NAME.{send,recv}.json, the receiving eth0's
+# rx_packets over it in RX_DELTA
 exchange()
 {
-	local name=$1 rns=$2 sns=$3 sif=$4 dst=$5 pid
+	local name=$1 rns=$2 sns=$3 sif=$4 dst=$5 pid before
 
 	shift 5
+	before=$(rx_packets "$rns")
 	rm -f "$LR_TMP/ready"
 	lr_spawn "$name.recv" timeout -k 5 45 "$LINERATE" recv -i eth0 --netns "$rns" --once --duration 30 \
 		--json "$LR_TMP/$name.recv.json" --ready-file "$LR_TMP/ready"
@@ -97,12 +108,14 @@ exchange()
 		--json "$LR_TMP/$name.send.json" "$@" >"$LR_TMP/$name.send.out" 2>"$LR_TMP/$name.send.err" || SEND_RC=$?
 	RECV_RC=0
 	lr_wait_pid "$pid" 40 || RECV_RC=$?
+	RX_DELTA=$(($(rx_packets "$rns") - before))
 	lr_show_file "$LR_TMP/$name.send.out"
 	lr_show_file "$LR_TMP/$name.send.err"
 	lr_show_file "$LR_TMP/$name.recv.err"
 }
 
-# exact NAME: tx == rx == sent == COUNT, nothing lost, reordered or duplicated, tail settled
+# exact NAME: tx == rx == sent == COUNT, nothing lost, reordered or duplicated, tail settled, and
+# the kernel saw at least that many arrive
 exact()
 {
 	local s=$LR_TMP/$1.send.json r=$LR_TMP/$1.recv.json
@@ -116,6 +129,7 @@ exact()
 	lr_check "$1: rx.reordered" "$(lr_jget "$r" .rx.reordered)" == 0
 	lr_check "$1: rx.duplicates" "$(lr_jget "$r" .rx.duplicates)" == 0
 	lr_check "$1: rx.tail_settled" "$(jq -r .rx.tail_settled "$r" 2>/dev/null)" == true
+	lr_check "$1: the container's eth0 rx_packets (kernel) >= rx.packets" "$RX_DELTA" ">=" "$COUNT"
 }
 
 # ---------------------------------------------------------------------------------------------

@@ -148,9 +148,19 @@ exact()
 # ---------------------------------------------------------------------------------------------
 # The whole matrix, found by name.
 
+RX_BEFORE=()
+for i in 0 1 2; do
+	RX_BEFORE+=("$(lr_rx_packets "${NODES[$i]}" eth0)")
+done
 matrix full --agents "$NAME" --token-file "$TOKEN" --sizes 64,1518 --count "$COUNT" --rate "$RATE" \
 	--json "$LR_TMP/full.json" --csv "$LR_TMP/full.csv"
 J=$LR_TMP/full.json
+# the kernel's count on each node's eth0 against what the cells counted there
+for i in 0 1 2; do
+	lr_check "full: node $((i + 1)) eth0 rx_packets (kernel) >= the rx.packets of its cells" \
+		"$(($(lr_rx_packets "${NODES[$i]}" eth0) - RX_BEFORE[i]))" ">=" \
+		"$(jq --arg a "${ADDRS[$i]}:7446" '[.cells[] | select(.rx_agent == $a) | .rx.packets] | add // "none"' "$J")"
+done
 lr_show_file "$LR_TMP/full.out"
 lr_show_file "$LR_TMP/full.err"
 lr_check "full: exit code" "$RC" == 0
