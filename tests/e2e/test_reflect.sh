@@ -9,7 +9,12 @@
 #      rate), 0 < p50 < 5 ms; the reflector's JSON: packets 10000, 20 markers (4 flows x 5), forward
 #      lost 0, device tx_dropped 0; the reflector's device sent >= 10020 frames (ip -s link).
 #    - --xdp-mode native with the live engine (the reflector's XDP makes s0 take XDP frames): the same
-#      exact counts; mode "native".
+#      exact counts; mode "native", device tx_dropped 0.
+#    - refusals counted: 1000 round-trip frames captured (send --rtt --pcap), then replayed (send
+#      --replay: no receiver of ours on s0, GRO off on s0) to a reflector forced to native mode, so
+#      the veth refuses every frame it sends back: the start line warns; reflect.packets 1000,
+#      device tx_dropped 1000 and driver_drops 0 (a veth's are in tx_dropped: never twice), the
+#      summary says "refused 1000"; c0's tx_dropped and s0's rx_dropped (ip -s link) grew by 1000.
 #    - one reflector serving two tests (4 flows, 1000 frames then 2, so two flows carry none in
 #      the second): each test exact both ways (the test id starts each flow's counts over);
 #    - ping through the reflecting interface still answers; reflect killed with SIGKILL leaves no
@@ -35,7 +40,7 @@ COUNT=10000
 FLOWS=4
 EVERY=50
 lr_init
-lr_require_cmds nft ping
+lr_require_cmds nft ping ethtool
 
 # reflect_start NS IF [args...]: the reflector, ready (its ready file exists); its PID in RPID.
 reflect_start()
@@ -88,6 +93,12 @@ check_dir()
 	lr_check "$1.duplicates" "$(lr_jget "$S" ".$1.duplicates")" == 0
 }
 
+# link_stat NS IF KEY: a stats64 counter of IF (ip -s link), e.g. tx.dropped.
+link_stat()
+{
+	ip -n "$1" -s -j link show dev "$2" | jq -r ".[0].stats64.$3"
+}
+
 check_exact()
 {
 	local S=$LR_TMP/send.json
@@ -110,7 +121,7 @@ lr_addr "$SND" s0 198.18.0.1/30
 lr_addr "$RCV" c0 198.18.0.2/30
 
 lr_log "== direct veth, auto mode"
-TX0=$(ip -n "$RCV" -s -j link show dev c0 | jq -r '.[0].stats64.tx.packets')
+TX0=$(link_stat "$RCV" c0 tx.packets)
 RX0=$(lr_rx_packets "$SND" s0)
 reflect_start "$RCV" c0
 lr_check "the start line names generic mode and why" \
@@ -133,7 +144,7 @@ lr_check "reflect.eot_markers (4 flows x 5 repeats)" "$(lr_jget "$F" .reflect.eo
 lr_check "reflect.forward.lost" "$(lr_jget "$F" .reflect.forward.lost)" == 0
 lr_check "reflect.forward.sent (from the markers)" "$(lr_jget "$F" .reflect.forward.sent)" == "$COUNT"
 lr_check "reflect.device.tx_dropped" "$(lr_jget "$F" .reflect.device.tx_dropped)" == 0
-TX1=$(ip -n "$RCV" -s -j link show dev c0 | jq -r '.[0].stats64.tx.packets')
+TX1=$(link_stat "$RCV" c0 tx.packets)
 lr_check "c0 sent (ip -s link) >= frames and markers reflected" $((TX1 - TX0)) ">=" $((COUNT + FLOWS * 5))
 # the return as the kernel saw it: s0 received the reflected frames and markers, and a few others
 # (the ping's replies, ARP) at most
@@ -151,7 +162,51 @@ reflect_stop
 check_exact
 lr_check "reflect.mode" "$(lr_jget "$F" .reflect.mode)" == native
 lr_check "send engine" "$(lr_jget "$LR_TMP/send.json" .engine)" == live
-lr_check "reflect.device.driver_drops (XDP_TX refusals)" "$(lr_jget "$F" .reflect.device.driver_drops)" == 0
+lr_check "reflect.device.tx_dropped (native XDP_TX refusals: a veth counts them there)" \
+	"$(lr_jget "$F" .reflect.device.tx_dropped)" == 0
+
+lr_log "== native mode, nobody on s0 to take the frames back: every refusal counted"
+# round-trip frames on file, captured through a working (generic) reflector
+reflect_start "$RCV" c0
+rtt_send "$SND" s0 198.18.0.2 --count 1000 --pcap "$LR_TMP/rtt.pcap" --pcap-count 1000
+reflect_stop
+lr_check "capture: send --rtt exit code" "$SRC" == 0
+# replayed, they go out by AF_XDP with no receiver of ours: s0 runs no XDP, and its GRO is off, so
+# nothing on s0 takes what c0 sends back with native XDP_TX
+ip netns exec "$SND" ethtool -K s0 gro off || lr_die "ethtool -K s0 gro off failed"
+lr_check_cmd "no XDP program on s0 before the replay" lr_xdp_absent "$SND" s0
+C0D0=$(link_stat "$RCV" c0 tx.dropped)
+S0D0=$(link_stat "$SND" s0 rx.dropped)
+S0P0=$(link_stat "$SND" s0 rx.packets)
+reflect_start "$RCV" c0 --xdp-mode native
+lr_check "the start line says the frames sent back will be refused" \
+	"$(grep -c 'frames sent back are dropped there (counted as refused: tx_dropped)' "$LR_TMP/reflect.err")" == 1
+REPRC=0
+timeout -k 5 60 "$LINERATE" send --netns "$SND" -i s0 --replay "$LR_TMP/rtt.pcap" --rate 20kpps -q \
+	--json "$LR_TMP/replay.json" >"$LR_TMP/replay.out" 2>"$LR_TMP/replay.err" || REPRC=$?
+lr_show_file "$LR_TMP/replay.err"
+# the last frames through c0 before the reflector stops (bounded: the checks below say if not)
+for ((i = 0; i < 50; i++)); do
+	(($(link_stat "$RCV" c0 tx.dropped) - C0D0 >= 1000)) && break
+	sleep 0.1
+done
+reflect_stop
+lr_check "replay exit code" "$REPRC" == 0
+lr_check "replay: the capture's 1000 frames sent" "$(lr_jget "$LR_TMP/replay.json" .tx.packets)" == 1000
+lr_check "reflect exit code" "$RRC" == 0
+lr_check "reflect.mode" "$(lr_jget "$F" .reflect.mode)" == native
+lr_check "reflect.packets: every replayed frame turned back" "$(lr_jget "$F" .reflect.packets)" == 1000
+lr_check "reflect.eot_markers (a replay without --stamp sends none)" "$(lr_jget "$F" .reflect.eot_markers)" == 0
+lr_check "reflect.device.tx_dropped == the frames turned back" "$(lr_jget "$F" .reflect.device.tx_dropped)" == 1000
+lr_check "reflect.device.driver_drops (a veth's are in tx_dropped: not counted twice)" \
+	"$(lr_jget "$F" .reflect.device.driver_drops)" == 0
+lr_check "the summary: refused == the frames turned back" \
+	"$(grep -Ec '^  device    sent [0-9]+, refused 1000 \(tx_dropped 1000, driver drops/errors 0\)$' \
+		"$LR_TMP/reflect.err")" == 1
+lr_check "c0's tx_dropped (ip -s link)" $(($(link_stat "$RCV" c0 tx.dropped) - C0D0)) == 1000
+lr_check "s0's rx_dropped: its side of the same frames" $(($(link_stat "$SND" s0 rx.dropped) - S0D0)) == 1000
+lr_check "s0 received none of them (rx_packets: ARP and the like at most)" \
+	$(($(link_stat "$SND" s0 rx.packets) - S0P0)) "<=" 10
 
 lr_log "== one reflector, two tests: 1000 frames in 4 flows, then 2 (two flows carry none)"
 reflect_start "$RCV" c0
