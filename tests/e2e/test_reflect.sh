@@ -27,11 +27,15 @@
 # 3. Container to container over a bridge: scripts/lab bridge, c1 -> c2 (reflect in c2): exact.
 # 4. Bad input: unknown interface, an interface that already has XDP, --rtt --replay: exit 2,
 #    one line, nothing attached.
+# 5. linerate run over the direct veth: mode = rtt-throughput (upper bound 100 kpps, max_rtt_p99
+#    5 ms) finds a rate > 0 whose trial is exact both ways with an RTT p99 within the threshold,
+#    that p99 the found trial's own and > 0; the same search with max_rtt_p99 = 1us (upper bound
+#    20 kpps) finds no rate (exit 3, found false, rate_pps null): all 4 trials fail, each settled,
+#    lost 0 forward and 0 back, its p99 above 1 us; mode = rtt with max_rtt_p99 = 1us fails its
+#    step on RTT alone (exit 3, lost 0 both ways).
 # 6. IPv6 (2001:2::/48, the RFC 5180 benchmarking range) over a direct veth, 84-byte frames (the
 #    smallest that carry the probe): exact both ways.
-# 5. linerate run over the direct veth: mode = rtt-throughput (upper bound 100 kpps, max_rtt_p99
-#    5 ms) finds a rate > 0 whose trial is exact both ways with an RTT p99 within the threshold;
-#    mode = rtt with max_rtt_p99 = 1us fails its step on RTT alone (exit 3, lost 0 both ways).
+# The cases run in the order 1, 4, 5, 6, 2, 3.
 set -euo pipefail
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -284,6 +288,12 @@ INI
 	lr_show_file "$LR_TMP/$1.err"
 }
 
+# trials FILE COND: how many of the search's trials meet the jq condition COND.
+trials()
+{
+	lr_jget "$1" "[.throughput[0].trials[] | select($2)] | length"
+}
+
 lr_log "== run, mode = rtt-throughput"
 run_rtt search rtt-throughput 5ms 100k
 J=$LR_TMP/search.json
@@ -292,11 +302,31 @@ lr_check "run mode" "$(lr_jget "$J" .mode)" == rtt-throughput
 lr_check "search found a rate" "$(lr_jget "$J" '.throughput[0].found')" == true
 lr_check "found rate > 0" "$(lr_jget "$J" '.throughput[0].rate_pps')" ">" 0
 lr_check "found trial's rtt p99 <= 5 ms" "$(lr_jget "$J" '.throughput[0].rtt_p99_ns')" "<=" 5000000
+# 0 would pass the line above without a round trip timed: the figure is the found trial's own
+FOUND_P99=$(jq -r '.throughput[0] as $t | [$t.trials[] | select(.pass and .offered_pps == $t.offered_pps)][0]
+	| .rtt_ns.p99 // "missing"' "$J" 2>/dev/null || echo missing)
+lr_check "the found trial's own rtt_ns.p99 > 0" "$FOUND_P99" ">" 0
+lr_check "the search's rtt_p99_ns is the found trial's" "$(lr_jget "$J" '.throughput[0].rtt_p99_ns')" == "$FOUND_P99"
 lr_check "passing trials exact both ways" \
 	"$(jq '[.steps[] | select(.pass) | select(.rtt_settled != true or .forward.lost != 0 or .return.lost != 0
 		or .forward.received != .forward.sent or .return.received != .forward.sent)] | length' "$J")" == 0
 lr_check_cmd "no XDP program left on c0 after run" lr_xdp_absent "$RCV" c0
 lr_check_cmd "no XDP program left on s0 after run" lr_xdp_absent "$SND" s0
+
+lr_log "== run, mode = rtt-throughput, a threshold no round trip meets"
+run_rtt nofound rtt-throughput 1us 20k
+J=$LR_TMP/nofound.json
+lr_check "run exit code (no rate passed)" "$RUNRC" == 3
+lr_check "search found no rate" "$(jq -r '.throughput[0].found' "$J" 2>/dev/null)" == false
+lr_check "its rate_pps is null" "$(jq -r '.throughput[0].rate_pps' "$J" 2>/dev/null)" == null
+lr_check "trials (max_trials)" "$(trials "$J" true)" == 4
+lr_check "trials that passed" "$(trials "$J" '.pass != false')" == 0
+# on RTT alone: every trial settled and exact both ways, each p99 above the threshold
+lr_check "trials not settled" "$(trials "$J" '.rtt_settled != true')" == 0
+lr_check "trials that lost forward" "$(trials "$J" '.forward.lost != 0')" == 0
+lr_check "trials that lost on the return" "$(trials "$J" '.return.lost != 0')" == 0
+lr_check "trials with rtt p99 <= 1 us" "$(trials "$J" '(.rtt_ns.p99 // 0) <= 1000')" == 0
+lr_check "the table says so" "$(grep -c 'no rate passed in 4 trials' "$LR_TMP/nofound.out")" == 1
 
 lr_log "== run, mode = rtt, a threshold no round trip meets"
 run_rtt thresh rtt 1us 20k
