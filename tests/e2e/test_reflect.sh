@@ -17,8 +17,8 @@
 #      summary says "refused 1000"; c0's tx_dropped and s0's rx_dropped (ip -s link) grew by 1000.
 #    - one reflector serving two tests (4 flows, 1000 frames then 2, so two flows carry none in
 #      the second): each test exact both ways (the test id starts each flow's counts over);
-#    - ping through the reflecting interface still answers; reflect killed with SIGKILL leaves no
-#      XDP program on c0.
+#    - ping through the reflecting interface still answers; reflect killed with SIGKILL while a
+#      program is attached to c0 leaves none.
 # 2. Through a router (no XDP, no GRO on it: the reflector must pick generic):
 #      ns snd s0 .1/30 <--> r0 .2/30 [ns rtr, ip_forward] r1 .5/30 <--> c0 .6/30 ns rcv
 #    nft in the router drops every 50th round-trip data frame ("LT") going forward: forward.lost ==
@@ -227,6 +227,8 @@ lr_check "its forward view: the latest test on each flow" "$(lr_jget "$F" .refle
 
 lr_log "== SIGKILL leaves nothing attached"
 reflect_start "$RCV" c0
+# attached right before the kill, or "nothing left" after it would prove nothing
+lr_check_cmd "an XDP program is attached to c0 right before the SIGKILL" lr_xdp_attached "$RCV" c0
 # the ready file holds linerate's own PID (RPID is timeout's)
 kill -KILL "$(cat "$LR_TMP/rready")"
 lr_wait_pid "$RPID" 10 || true
