@@ -25,8 +25,9 @@
 #    the rule's drops (200), return.lost == 0; then every 50th reflected frame ("LB") coming back:
 #    forward.lost == 0, return.lost == the rule's drops.
 # 3. Container to container over a bridge: scripts/lab bridge, c1 -> c2 (reflect in c2): exact.
-# 4. Bad input: unknown interface, an interface that already has XDP, --rtt --replay: exit 2,
-#    one line, nothing attached.
+# 4. Bad input: unknown interface, an interface that already has XDP (drop.bpf.o, which must
+#    attach: no silent skip; it is still there after the refusal), --rtt --replay: exit 2, one
+#    line, nothing of ours attached.
 # 5. linerate run over the direct veth: mode = rtt-throughput (upper bound 100 kpps, max_rtt_p99
 #    5 ms) finds a rate > 0 whose trial is exact both ways with an RTT p99 within the threshold,
 #    that p99 the found trial's own and > 0; the same search with max_rtt_p99 = 1us (upper bound
@@ -247,12 +248,14 @@ bad()
 	lr_show_file "$LR_TMP/bad.err"
 }
 bad "unknown interface" "$LINERATE" reflect --netns "$RCV" -i nosuch0 -d 1
-ip -n "$RCV" link set dev c0 xdpgeneric obj "$LR_REPO/build/drop.bpf.o" sec xdp 2>/dev/null ||
-	ip -n "$RCV" link set dev c0 xdpgeneric off
-if lr_xdp_attached "$RCV" c0; then
-	bad "an interface with XDP already" "$LINERATE" reflect --netns "$RCV" -i c0 -d 1
-	ip -n "$RCV" link set dev c0 xdpgeneric off
-fi
+# someone else's program on c0 (built with linerate): a failure to attach it is the test's, not a skip
+DROP_OBJ=$(dirname "$LINERATE")/drop.bpf.o
+ip -n "$RCV" link set dev c0 xdpgeneric obj "$DROP_OBJ" sec xdp ||
+	lr_die "cannot attach $DROP_OBJ to c0 for the 'XDP already' case (see above)"
+lr_check_cmd "drop.bpf.o is attached to c0" lr_xdp_attached "$RCV" c0
+bad "an interface with XDP already" "$LINERATE" reflect --netns "$RCV" -i c0 -d 1
+lr_check_cmd "the refusal left the other program on c0" lr_xdp_attached "$RCV" c0
+ip -n "$RCV" link set dev c0 xdpgeneric off
 lr_check_cmd "no XDP program on c0 after the refusals" lr_xdp_absent "$RCV" c0
 printf 'x' >"$LR_TMP/x.pcap"
 bad "--rtt --replay" "$LINERATE" send --netns "$SND" -i s0 --rtt --replay "$LR_TMP/x.pcap" -c 1
