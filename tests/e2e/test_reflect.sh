@@ -19,7 +19,8 @@
 #      the second): each test exact both ways (the test id starts each flow's counts over);
 #    - ping through the reflecting interface still answers; reflect killed with SIGKILL while a
 #      program is attached to c0 leaves none.
-# 2. Through a router (no XDP, no GRO on it: the reflector must pick generic):
+# 2. Through a router (no XDP, GRO turned off on it: the reflector must pick generic, and does,
+#    by its start line and its JSON):
 #      ns snd s0 .1/30 <--> r0 .2/30 [ns rtr, ip_forward] r1 .5/30 <--> c0 .6/30 ns rcv
 #    nft in the router drops every 50th round-trip data frame ("LT") going forward: forward.lost ==
 #    the rule's drops (200), return.lost == 0; then every 50th reflected frame ("LB") coming back:
@@ -376,6 +377,11 @@ lr_addr "$RCV2" c0 198.18.0.6/30
 ip -n "$SND2" route add 198.18.0.4/30 via 198.18.0.2
 ip -n "$RCV2" route add 198.18.0.0/30 via 198.18.0.5
 ip netns exec "$RTR" sysctl -qw net.ipv4.ip_forward=1
+# GRO off on the router's veth ends, set rather than assumed: with it on, r1 would take native
+# XDP_TX frames and the reflector would not have to choose generic
+for r in r0 r1; do
+	ip netns exec "$RTR" ethtool -K "$r" gro off || lr_die "ethtool -K $r gro off failed in the router"
+done
 # static neighbours both ways: no frame waits (or is dropped) in the router's ARP queue
 ip -n "$RTR" neigh replace 198.18.0.6 lladdr "$(lr_mac "$RCV2" c0)" dev r1 nud permanent
 ip -n "$RTR" neigh replace 198.18.0.1 lladdr "$(lr_mac "$SND2" s0)" dev r0 nud permanent
@@ -411,6 +417,7 @@ lr_check "behind a router the reflector picks generic mode" \
 	"$(grep -c 'XDP generic mode' "$LR_TMP/reflect.err")" == 1
 rtt_send "$SND2" s0 198.18.0.6
 reflect_stop
+lr_check "reflect.mode behind the router" "$(lr_jget "$F" .reflect.mode)" == generic
 lr_check "send --rtt exit code" "$SRC" == 0
 lr_check "nft saw every forward data frame" "$(nft_count seen)" == "$COUNT"
 lr_check "nft dropped ceil($COUNT/$EVERY)" "$(nft_count dropped)" == "$WANT"
