@@ -153,7 +153,7 @@ int lr_reflector_open(const struct lr_reflect_opts *o, struct lr_reflector *r, c
 		if (mode == LR_XDP_NATIVE && pick_mode(r, note, sizeof(note)) == LR_XDP_GENERIC &&
 		    !strcmp(r->ifc.driver, "veth"))
 			snprintf(r->why, sizeof(r->why), "as asked; but its veth peer runs no XDP and has GRO off yet: "
-				 "frames sent back are dropped there (counted as the device's errors) until it does");
+				 "frames sent back are dropped there (counted as refused: tx_dropped) until it does");
 	}
 	lr_dev_counters_read(o->ifname, &r->dev0);
 	ret = attach(r, mode, err, errlen);
@@ -221,7 +221,13 @@ int lr_reflector_collect(struct lr_reflector *r, struct lr_reflect_result *out)
 		lr_dev_counters_delta(&d, &r->dev0, &now);
 		out->dev_tx_packets = d.tx_packets;
 		out->dev_tx_dropped = d.tx_dropped;
-		out->dev_drv_drops = d.drv_drops;
+		/*
+		 * A veth adds its queues' XDP_TX (and ndo_xdp_xmit) errors to its
+		 * own tx_dropped, and its receive drops to rx_dropped: its driver
+		 * counters hold no refusal tx_dropped lacks, and adding them would
+		 * count every refused frame twice.
+		 */
+		out->dev_drv_drops = strcmp(r->ifc.driver, "veth") ? d.drv_drops : 0;
 	}
 	out->duration_s = (double)(lr_now_ns() - r->start_ns) / NS;
 	free(s);

@@ -43,7 +43,7 @@ struct lr_reflect_result {
 	int64_t lost;	/* forward: the markers settle it, else open gaps */
 	uint64_t late, dups;	/* forward reordered and duplicate frames */
 	bool settled;	/* every flow that sent frames has its marker in */
-	/* the device: frames it sent, and refused (tx_dropped and the driver's *drops / *errors) */
+	/* the device: frames it sent, and refused (tx_dropped and the driver's *drops / *errors, none on a veth) */
 	uint64_t dev_tx_packets, dev_tx_dropped, dev_drv_drops;
 	/* forward one-way latency, modulo 2^32 ns: meaningful only with the sender on this host */
 	uint64_t lat_count, lat_min, lat_p50, lat_p99, lat_max;

@@ -148,19 +148,36 @@ lr_udp_noports()
 		else print $c }' /proc/net/snmp
 }
 
-# lr_xdp_absent NS [IF]: true when no XDP program is attached there.
-lr_xdp_absent()
-{
-	! lr_xdp_attached "$@"
-}
-
-# True when any XDP program is attached to IF in NS (or to any interface when IF is empty).
-lr_xdp_attached()
+# lr_xdp_state NS [IF]: 0 when an XDP program is attached to IF in NS (or to any interface when IF
+# is empty), 1 when none is, 2 (and a line on stderr) when ip cannot tell: the namespace or the
+# interface is not there, so neither answer would mean anything.
+lr_xdp_state()
 {
 	local out
 
-	out=$(ip -n "$1" -d link show ${2:+dev "$2"} 2>/dev/null) || return 1
-	grep -Eq 'prog/xdp|[[:space:]]xdp(generic|drv|offload|multi)?[[:space:]/]' <<<"$out"
+	if ! out=$(ip -n "$1" -d link show ${2:+dev "$2"} 2>&1); then
+		printf '[%s] cannot tell whether XDP is attached to %s in %s: ip says: %s\n' "$LR_TEST" \
+			"${2:-any interface}" "$1" "$out" >&2
+		return 2
+	fi
+	grep -Eq 'prog/xdp|[[:space:]]xdp(generic|drv|offload|multi)?[[:space:]/]' <<<"$out" && return 0
+	return 1
+}
+
+# lr_xdp_absent NS [IF]: true when no XDP program is attached there; false, and said why, when ip
+# cannot show the interface (a vanished namespace is no proof of a clean detach).
+lr_xdp_absent()
+{
+	local rc=0
+
+	lr_xdp_state "$@" || rc=$?
+	[[ $rc == 1 ]]
+}
+
+# lr_xdp_attached NS [IF]: true when an XDP program is attached there.
+lr_xdp_attached()
+{
+	lr_xdp_state "$@"
 }
 
 # lr_jvalid FILE: PASS/FAIL on "FILE holds one JSON object".

@@ -9,24 +9,35 @@
 #      rate), 0 < p50 < 5 ms; the reflector's JSON: packets 10000, 20 markers (4 flows x 5), forward
 #      lost 0, device tx_dropped 0; the reflector's device sent >= 10020 frames (ip -s link).
 #    - --xdp-mode native with the live engine (the reflector's XDP makes s0 take XDP frames): the same
-#      exact counts; mode "native".
+#      exact counts; mode "native", device tx_dropped 0.
+#    - refusals counted: 1000 round-trip frames captured (send --rtt --pcap), then replayed (send
+#      --replay: no receiver of ours on s0, GRO off on s0) to a reflector forced to native mode, so
+#      the veth refuses every frame it sends back: the start line warns; reflect.packets 1000,
+#      device tx_dropped 1000 and driver_drops 0 (a veth's are in tx_dropped: never twice), the
+#      summary says "refused 1000"; c0's tx_dropped and s0's rx_dropped (ip -s link) grew by 1000.
 #    - one reflector serving two tests (4 flows, 1000 frames then 2, so two flows carry none in
 #      the second): each test exact both ways (the test id starts each flow's counts over);
-#    - ping through the reflecting interface still answers; reflect killed with SIGKILL leaves no
-#      XDP program on c0.
-# 2. Through a router (no XDP, no GRO on it: the reflector must pick generic):
+#    - ping through the reflecting interface still answers; reflect killed with SIGKILL while a
+#      program is attached to c0 leaves none.
+# 2. Through a router (no XDP, GRO turned off on it: the reflector must pick generic, and does,
+#    by its start line and its JSON):
 #      ns snd s0 .1/30 <--> r0 .2/30 [ns rtr, ip_forward] r1 .5/30 <--> c0 .6/30 ns rcv
 #    nft in the router drops every 50th round-trip data frame ("LT") going forward: forward.lost ==
 #    the rule's drops (200), return.lost == 0; then every 50th reflected frame ("LB") coming back:
 #    forward.lost == 0, return.lost == the rule's drops.
 # 3. Container to container over a bridge: scripts/lab bridge, c1 -> c2 (reflect in c2): exact.
-# 4. Bad input: unknown interface, an interface that already has XDP, --rtt --replay: exit 2,
-#    one line, nothing attached.
+# 4. Bad input: unknown interface, an interface that already has XDP (drop.bpf.o, which must
+#    attach: no silent skip; it is still there after the refusal), --rtt --replay: exit 2, one
+#    line, nothing of ours attached.
+# 5. linerate run over the direct veth: mode = rtt-throughput (upper bound 100 kpps, max_rtt_p99
+#    5 ms) finds a rate > 0 whose trial is exact both ways with an RTT p99 within the threshold,
+#    that p99 the found trial's own and > 0; the same search with max_rtt_p99 = 1us (upper bound
+#    20 kpps) finds no rate (exit 3, found false, rate_pps null): all 4 trials fail, each settled,
+#    lost 0 forward and 0 back, its p99 above 1 us; mode = rtt with max_rtt_p99 = 1us fails its
+#    step on RTT alone (exit 3, forward and return lost 0 each).
 # 6. IPv6 (2001:2::/48, the RFC 5180 benchmarking range) over a direct veth, 84-byte frames (the
 #    smallest that carry the probe): exact both ways.
-# 5. linerate run over the direct veth: mode = rtt-throughput (upper bound 100 kpps, max_rtt_p99
-#    5 ms) finds a rate > 0 whose trial is exact both ways with an RTT p99 within the threshold;
-#    mode = rtt with max_rtt_p99 = 1us fails its step on RTT alone (exit 3, lost 0 both ways).
+# The cases run in the order 1, 4, 5, 6, 2, 3.
 set -euo pipefail
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -35,7 +46,7 @@ COUNT=10000
 FLOWS=4
 EVERY=50
 lr_init
-lr_require_cmds nft ping
+lr_require_cmds nft ping ethtool
 
 # reflect_start NS IF [args...]: the reflector, ready (its ready file exists); its PID in RPID.
 reflect_start()
@@ -88,6 +99,12 @@ check_dir()
 	lr_check "$1.duplicates" "$(lr_jget "$S" ".$1.duplicates")" == 0
 }
 
+# link_stat NS IF KEY: a stats64 counter of IF (ip -s link), e.g. tx.dropped.
+link_stat()
+{
+	ip -n "$1" -s -j link show dev "$2" | jq -r ".[0].stats64.$3"
+}
+
 check_exact()
 {
 	local S=$LR_TMP/send.json
@@ -110,7 +127,7 @@ lr_addr "$SND" s0 198.18.0.1/30
 lr_addr "$RCV" c0 198.18.0.2/30
 
 lr_log "== direct veth, auto mode"
-TX0=$(ip -n "$RCV" -s -j link show dev c0 | jq -r '.[0].stats64.tx.packets')
+TX0=$(link_stat "$RCV" c0 tx.packets)
 RX0=$(lr_rx_packets "$SND" s0)
 reflect_start "$RCV" c0
 lr_check "the start line names generic mode and why" \
@@ -133,7 +150,7 @@ lr_check "reflect.eot_markers (4 flows x 5 repeats)" "$(lr_jget "$F" .reflect.eo
 lr_check "reflect.forward.lost" "$(lr_jget "$F" .reflect.forward.lost)" == 0
 lr_check "reflect.forward.sent (from the markers)" "$(lr_jget "$F" .reflect.forward.sent)" == "$COUNT"
 lr_check "reflect.device.tx_dropped" "$(lr_jget "$F" .reflect.device.tx_dropped)" == 0
-TX1=$(ip -n "$RCV" -s -j link show dev c0 | jq -r '.[0].stats64.tx.packets')
+TX1=$(link_stat "$RCV" c0 tx.packets)
 lr_check "c0 sent (ip -s link) >= frames and markers reflected" $((TX1 - TX0)) ">=" $((COUNT + FLOWS * 5))
 # the return as the kernel saw it: s0 received the reflected frames and markers, and a few others
 # (the ping's replies, ARP) at most
@@ -151,7 +168,51 @@ reflect_stop
 check_exact
 lr_check "reflect.mode" "$(lr_jget "$F" .reflect.mode)" == native
 lr_check "send engine" "$(lr_jget "$LR_TMP/send.json" .engine)" == live
-lr_check "reflect.device.driver_drops (XDP_TX refusals)" "$(lr_jget "$F" .reflect.device.driver_drops)" == 0
+lr_check "reflect.device.tx_dropped (native XDP_TX refusals: a veth counts them there)" \
+	"$(lr_jget "$F" .reflect.device.tx_dropped)" == 0
+
+lr_log "== native mode, nobody on s0 to take the frames back: every refusal counted"
+# round-trip frames on file, captured through a working (generic) reflector
+reflect_start "$RCV" c0
+rtt_send "$SND" s0 198.18.0.2 --count 1000 --pcap "$LR_TMP/rtt.pcap" --pcap-count 1000
+reflect_stop
+lr_check "capture: send --rtt exit code" "$SRC" == 0
+# replayed, they go out by AF_XDP with no receiver of ours: s0 runs no XDP, and its GRO is off, so
+# nothing on s0 takes what c0 sends back with native XDP_TX
+ip netns exec "$SND" ethtool -K s0 gro off || lr_die "ethtool -K s0 gro off failed"
+lr_check_cmd "no XDP program on s0 before the replay" lr_xdp_absent "$SND" s0
+C0D0=$(link_stat "$RCV" c0 tx.dropped)
+S0D0=$(link_stat "$SND" s0 rx.dropped)
+S0P0=$(link_stat "$SND" s0 rx.packets)
+reflect_start "$RCV" c0 --xdp-mode native
+lr_check "the start line says the frames sent back will be refused" \
+	"$(grep -c 'frames sent back are dropped there (counted as refused: tx_dropped)' "$LR_TMP/reflect.err")" == 1
+REPRC=0
+timeout -k 5 60 "$LINERATE" send --netns "$SND" -i s0 --replay "$LR_TMP/rtt.pcap" --rate 20kpps -q \
+	--json "$LR_TMP/replay.json" >"$LR_TMP/replay.out" 2>"$LR_TMP/replay.err" || REPRC=$?
+lr_show_file "$LR_TMP/replay.err"
+# the last frames through c0 before the reflector stops (bounded: the checks below say if not)
+for ((i = 0; i < 50; i++)); do
+	(($(link_stat "$RCV" c0 tx.dropped) - C0D0 >= 1000)) && break
+	sleep 0.1
+done
+reflect_stop
+lr_check "replay exit code" "$REPRC" == 0
+lr_check "replay: the capture's 1000 frames sent" "$(lr_jget "$LR_TMP/replay.json" .tx.packets)" == 1000
+lr_check "reflect exit code" "$RRC" == 0
+lr_check "reflect.mode" "$(lr_jget "$F" .reflect.mode)" == native
+lr_check "reflect.packets: every replayed frame turned back" "$(lr_jget "$F" .reflect.packets)" == 1000
+lr_check "reflect.eot_markers (a replay without --stamp sends none)" "$(lr_jget "$F" .reflect.eot_markers)" == 0
+lr_check "reflect.device.tx_dropped == the frames turned back" "$(lr_jget "$F" .reflect.device.tx_dropped)" == 1000
+lr_check "reflect.device.driver_drops (a veth's are in tx_dropped: not counted twice)" \
+	"$(lr_jget "$F" .reflect.device.driver_drops)" == 0
+lr_check "the summary: refused == the frames turned back" \
+	"$(grep -Ec '^  device    sent [0-9]+, refused 1000 \(tx_dropped 1000, driver drops/errors 0\)$' \
+		"$LR_TMP/reflect.err")" == 1
+lr_check "c0's tx_dropped (ip -s link)" $(($(link_stat "$RCV" c0 tx.dropped) - C0D0)) == 1000
+lr_check "s0's rx_dropped: its side of the same frames" $(($(link_stat "$SND" s0 rx.dropped) - S0D0)) == 1000
+lr_check "s0 received none of them (rx_packets: ARP and the like at most)" \
+	$(($(link_stat "$SND" s0 rx.packets) - S0P0)) "<=" 10
 
 lr_log "== one reflector, two tests: 1000 frames in 4 flows, then 2 (two flows carry none)"
 reflect_start "$RCV" c0
@@ -168,6 +229,8 @@ lr_check "its forward view: the latest test on each flow" "$(lr_jget "$F" .refle
 
 lr_log "== SIGKILL leaves nothing attached"
 reflect_start "$RCV" c0
+# attached right before the kill, or "nothing left" after it would prove nothing
+lr_check_cmd "an XDP program is attached to c0 right before the SIGKILL" lr_xdp_attached "$RCV" c0
 # the ready file holds linerate's own PID (RPID is timeout's)
 kill -KILL "$(cat "$LR_TMP/rready")"
 lr_wait_pid "$RPID" 10 || true
@@ -186,12 +249,14 @@ bad()
 	lr_show_file "$LR_TMP/bad.err"
 }
 bad "unknown interface" "$LINERATE" reflect --netns "$RCV" -i nosuch0 -d 1
-ip -n "$RCV" link set dev c0 xdpgeneric obj "$LR_REPO/build/drop.bpf.o" sec xdp 2>/dev/null ||
-	ip -n "$RCV" link set dev c0 xdpgeneric off
-if lr_xdp_attached "$RCV" c0; then
-	bad "an interface with XDP already" "$LINERATE" reflect --netns "$RCV" -i c0 -d 1
-	ip -n "$RCV" link set dev c0 xdpgeneric off
-fi
+# someone else's program on c0 (built with linerate): a failure to attach it is the test's, not a skip
+DROP_OBJ=$(dirname "$LINERATE")/drop.bpf.o
+ip -n "$RCV" link set dev c0 xdpgeneric obj "$DROP_OBJ" sec xdp ||
+	lr_die "cannot attach $DROP_OBJ to c0 for the 'XDP already' case (see above)"
+lr_check_cmd "drop.bpf.o is attached to c0" lr_xdp_attached "$RCV" c0
+bad "an interface with XDP already" "$LINERATE" reflect --netns "$RCV" -i c0 -d 1
+lr_check_cmd "the refusal left the other program on c0" lr_xdp_attached "$RCV" c0
+ip -n "$RCV" link set dev c0 xdpgeneric off
 lr_check_cmd "no XDP program on c0 after the refusals" lr_xdp_absent "$RCV" c0
 printf 'x' >"$LR_TMP/x.pcap"
 bad "--rtt --replay" "$LINERATE" send --netns "$SND" -i s0 --rtt --replay "$LR_TMP/x.pcap" -c 1
@@ -229,6 +294,12 @@ INI
 	lr_show_file "$LR_TMP/$1.err"
 }
 
+# trials FILE COND: how many of the search's trials meet the jq condition COND.
+trials()
+{
+	lr_jget "$1" "[.throughput[0].trials[] | select($2)] | length"
+}
+
 lr_log "== run, mode = rtt-throughput"
 run_rtt search rtt-throughput 5ms 100k
 J=$LR_TMP/search.json
@@ -237,18 +308,40 @@ lr_check "run mode" "$(lr_jget "$J" .mode)" == rtt-throughput
 lr_check "search found a rate" "$(lr_jget "$J" '.throughput[0].found')" == true
 lr_check "found rate > 0" "$(lr_jget "$J" '.throughput[0].rate_pps')" ">" 0
 lr_check "found trial's rtt p99 <= 5 ms" "$(lr_jget "$J" '.throughput[0].rtt_p99_ns')" "<=" 5000000
+# 0 would pass the line above without a round trip timed: the figure is the found trial's own
+FOUND_P99=$(jq -r '.throughput[0] as $t | [$t.trials[] | select(.pass and .offered_pps == $t.offered_pps)][0]
+	| .rtt_ns.p99 // "missing"' "$J" 2>/dev/null || echo missing)
+lr_check "the found trial's own rtt_ns.p99 > 0" "$FOUND_P99" ">" 0
+lr_check "the search's rtt_p99_ns is the found trial's" "$(lr_jget "$J" '.throughput[0].rtt_p99_ns')" == "$FOUND_P99"
 lr_check "passing trials exact both ways" \
 	"$(jq '[.steps[] | select(.pass) | select(.rtt_settled != true or .forward.lost != 0 or .return.lost != 0
 		or .forward.received != .forward.sent or .return.received != .forward.sent)] | length' "$J")" == 0
 lr_check_cmd "no XDP program left on c0 after run" lr_xdp_absent "$RCV" c0
 lr_check_cmd "no XDP program left on s0 after run" lr_xdp_absent "$SND" s0
 
+lr_log "== run, mode = rtt-throughput, a threshold no round trip meets"
+run_rtt nofound rtt-throughput 1us 20k
+J=$LR_TMP/nofound.json
+lr_check "run exit code (no rate passed)" "$RUNRC" == 3
+lr_check "search found no rate" "$(jq -r '.throughput[0].found' "$J" 2>/dev/null)" == false
+lr_check "its rate_pps is null" "$(jq -r '.throughput[0].rate_pps' "$J" 2>/dev/null)" == null
+lr_check "trials (max_trials)" "$(trials "$J" true)" == 4
+lr_check "trials that passed" "$(trials "$J" '.pass != false')" == 0
+# on RTT alone: every trial settled and exact both ways, each p99 above the threshold
+lr_check "trials not settled" "$(trials "$J" '.rtt_settled != true')" == 0
+lr_check "trials that lost forward" "$(trials "$J" '.forward.lost != 0')" == 0
+lr_check "trials that lost on the return" "$(trials "$J" '.return.lost != 0')" == 0
+lr_check "trials with rtt p99 <= 1 us" "$(trials "$J" '(.rtt_ns.p99 // 0) <= 1000')" == 0
+lr_check "the table says so" "$(grep -c 'no rate passed in 4 trials' "$LR_TMP/nofound.out")" == 1
+
 lr_log "== run, mode = rtt, a threshold no round trip meets"
 run_rtt thresh rtt 1us 20k
 J=$LR_TMP/thresh.json
 lr_check "run exit code (threshold missed)" "$RUNRC" == 3
 lr_check "the step failed" "$(jq -r '.steps[0].pass' "$J" 2>/dev/null)" == false
-lr_check "on RTT alone: nothing lost either way" "$(lr_jget "$J" '.steps[0].forward.lost + .steps[0].return.lost')" == 0
+# each on its own: a sum would let a +1 and a -1 cancel
+lr_check "on RTT alone: nothing lost forward" "$(lr_jget "$J" '.steps[0].forward.lost')" == 0
+lr_check "on RTT alone: nothing lost on the return" "$(lr_jget "$J" '.steps[0].return.lost')" == 0
 lr_check "its rtt p99 is above 1 us" "$(lr_jget "$J" '.steps[0].rtt_ns.p99')" ">" 1000
 
 # ---- 6. IPv6 ----------------------------------------------------------------------------------
@@ -284,6 +377,11 @@ lr_addr "$RCV2" c0 198.18.0.6/30
 ip -n "$SND2" route add 198.18.0.4/30 via 198.18.0.2
 ip -n "$RCV2" route add 198.18.0.0/30 via 198.18.0.5
 ip netns exec "$RTR" sysctl -qw net.ipv4.ip_forward=1
+# GRO off on the router's veth ends, set rather than assumed: with it on, r1 would take native
+# XDP_TX frames and the reflector would not have to choose generic
+for r in r0 r1; do
+	ip netns exec "$RTR" ethtool -K "$r" gro off || lr_die "ethtool -K $r gro off failed in the router"
+done
 # static neighbours both ways: no frame waits (or is dropped) in the router's ARP queue
 ip -n "$RTR" neigh replace 198.18.0.6 lladdr "$(lr_mac "$RCV2" c0)" dev r1 nud permanent
 ip -n "$RTR" neigh replace 198.18.0.1 lladdr "$(lr_mac "$SND2" s0)" dev r0 nud permanent
@@ -319,6 +417,7 @@ lr_check "behind a router the reflector picks generic mode" \
 	"$(grep -c 'XDP generic mode' "$LR_TMP/reflect.err")" == 1
 rtt_send "$SND2" s0 198.18.0.6
 reflect_stop
+lr_check "reflect.mode behind the router" "$(lr_jget "$F" .reflect.mode)" == generic
 lr_check "send --rtt exit code" "$SRC" == 0
 lr_check "nft saw every forward data frame" "$(nft_count seen)" == "$COUNT"
 lr_check "nft dropped ceil($COUNT/$EVERY)" "$(nft_count dropped)" == "$WANT"
