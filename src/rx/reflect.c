@@ -21,28 +21,33 @@
 
 /*
  * Where XDP_TX can go. In native mode a veth hands a frame sent back to its
- * peer's XDP receive path, which drops it unless the peer runs XDP or has
- * GRO on (its NAPI); the kernel says which by the ndo_xdp_xmit feature of
- * this end (NETDEV_XDP_ACT_NDO_XMIT). Generic XDP_TX transmits through the
- * device's normal path instead, which works behind a bridge, vxlan or
- * macvlan. Another device: native when its driver has XDP, else generic.
+ * peer's ring, and wakes the peer's NAPI only when the peer runs a native
+ * XDP program: a peer that has only GRO on (its NAPI, so this end advertises
+ * ndo_xdp_xmit all the same) is not woken, and frames sent back sit in its
+ * ring until something else wakes it, or are refused once it is full (seen
+ * on Linux 6.18; veth_xdp_flush() tests the peer's xdp_prog). A peer with
+ * neither drops them. So native on a veth needs native XDP at the peer,
+ * which the peer's own link attributes tell (IFLA_XDP). Generic XDP_TX
+ * transmits through the device's normal path instead, which works behind a
+ * bridge, vxlan or macvlan. Another device: native when its driver has XDP,
+ * else generic.
  */
 static enum lr_xdp_mode pick_mode(const struct lr_reflector *r, char *why, size_t len)
 {
 	struct lr_if_xdp feat = { 0 };
-	bool veth = !strcmp(r->ifc.driver, "veth");
+	struct lr_if_link peer;
 	int ret;
 
-	ret = lr_if_xdp_features(r->ifc.ifindex, &feat);
-	if (veth) {
-		if (!ret && (feat.features & LR_XDP_ACT_NDO_XMIT)) {
-			snprintf(why, len, "its veth peer runs XDP or has GRO on, so it takes XDP_TX frames");
+	if (!strcmp(r->ifc.driver, "veth")) {
+		if (!lr_if_veth_peer(&r->ifc, &peer) && peer.xdp_native) {
+			snprintf(why, len, "its veth peer %s runs native XDP, so it takes XDP_TX frames", peer.name);
 			return LR_XDP_NATIVE;
 		}
-		snprintf(why, len, "its veth peer runs no XDP and has GRO off, so native XDP_TX frames would be dropped "
+		snprintf(why, len, "its veth peer runs no native XDP, so native XDP_TX frames would be dropped or held "
 			 "there (--xdp-mode native if the peer will run linerate's receiver)");
 		return LR_XDP_GENERIC;
 	}
+	ret = lr_if_xdp_features(r->ifc.ifindex, &feat);
 	if (!ret && !(feat.features & LR_XDP_ACT_BASIC)) {
 		snprintf(why, len, "%s (%s) has no native XDP", r->ifc.name, r->ifc.driver[0] ? r->ifc.driver : "driver "
 			 "unknown");
@@ -152,8 +157,9 @@ int lr_reflector_open(const struct lr_reflect_opts *o, struct lr_reflector *r, c
 		snprintf(r->why, sizeof(r->why), "as asked (--xdp-mode)");
 		if (mode == LR_XDP_NATIVE && pick_mode(r, note, sizeof(note)) == LR_XDP_GENERIC &&
 		    !strcmp(r->ifc.driver, "veth"))
-			snprintf(r->why, sizeof(r->why), "as asked; but its veth peer runs no XDP and has GRO off yet: "
-				 "frames sent back are dropped there (counted as refused: tx_dropped) until it does");
+			snprintf(r->why, sizeof(r->why), "as asked; but its veth peer runs no native XDP yet: frames sent "
+				 "back are dropped there (counted as refused: tx_dropped), or held while it has GRO on, "
+				 "until it does");
 	}
 	lr_dev_counters_read(o->ifname, &r->dev0);
 	ret = attach(r, mode, err, errlen);

@@ -26,7 +26,7 @@ static void link_clear(struct lr_if_link *l)
 
 static int link_parse_msg(const struct nlmsghdr *m, void *arg)
 {
-	const struct nlattr *tb[IFLA_MAX + 1], *li[IFLA_INFO_MAX + 1];
+	const struct nlattr *tb[IFLA_MAX + 1], *li[IFLA_INFO_MAX + 1], *xa[IFLA_XDP_MAX + 1];
 	const struct ifinfomsg *ifi = mnl_nlmsg_get_payload(m);
 	const struct link_query *q = arg;
 	struct lr_if_link *l = q->out;
@@ -53,6 +53,16 @@ static int link_parse_msg(const struct nlmsghdr *m, void *arg)
 	if (tb[IFLA_LINKINFO]) {
 		lr_nl_parse_nested(tb[IFLA_LINKINFO], li, MNL_ARRAY_SIZE(li));
 		lr_nl_attr_str(li[IFLA_INFO_KIND], l->kind, sizeof(l->kind));
+	}
+	if (tb[IFLA_XDP]) {
+		uint8_t att = XDP_ATTACHED_NONE;
+		uint32_t drv_id = 0;
+
+		lr_nl_parse_nested(tb[IFLA_XDP], xa, MNL_ARRAY_SIZE(xa));
+		lr_nl_attr_get(xa[IFLA_XDP_ATTACHED], &att, sizeof(att));
+		lr_nl_attr_get(xa[IFLA_XDP_DRV_PROG_ID], &drv_id, sizeof(drv_id));
+		/* several programs (MULTI) name the driver's by its own id */
+		l->xdp_native = att == XDP_ATTACHED_DRV || (att == XDP_ATTACHED_MULTI && drv_id);
 	}
 	return 0;
 }

@@ -134,6 +134,7 @@ struct lr_if_link {
 	int target_nsid;	/* IFLA_TARGET_NETNSID echoed by the kernel (Linux >= 4.20); -1 if absent */
 	bool have_mac;
 	uint8_t mac[6];	/* IFLA_ADDRESS */
+	bool xdp_native;	/* an XDP program is attached in native (driver) mode (IFLA_XDP) */
 };
 
 int lr_if_link_get(const struct lr_if *ifc, struct lr_if_link *out);
