@@ -24,7 +24,9 @@
 #      ns snd s0 .1/30 <--> r0 .2/30 [ns rtr, ip_forward] r1 .5/30 <--> c0 .6/30 ns rcv
 #    nft in the router drops every 50th round-trip data frame ("LT") going forward: forward.lost ==
 #    the rule's drops (200), return.lost == 0; then every 50th reflected frame ("LB") coming back:
-#    forward.lost == 0, return.lost == the rule's drops.
+#    forward.lost == 0, return.lost == the rule's drops. Then GRO on at r1, still no XDP: c0
+#    advertises ndo_xdp_xmit, but a veth does not wake a GRO-only peer for XDP_TX frames, so auto
+#    must pick generic again, and the round trip is exact.
 # 3. Container to container over a bridge: scripts/lab bridge, c1 -> c2 (reflect in c2): exact.
 # 4. Bad input: unknown interface, an interface that already has XDP (drop.bpf.o, which must
 #    attach: no silent skip; it is still there after the refusal), --rtt --replay: exit 2, one
@@ -131,7 +133,7 @@ TX0=$(link_stat "$RCV" c0 tx.packets)
 RX0=$(lr_rx_packets "$SND" s0)
 reflect_start "$RCV" c0
 lr_check "the start line names generic mode and why" \
-	"$(grep -c 'XDP generic mode: its veth peer runs no XDP and has GRO off' "$LR_TMP/reflect.err")" == 1
+	"$(grep -c 'XDP generic mode: its veth peer runs no native XDP' "$LR_TMP/reflect.err")" == 1
 lr_check_cmd "an XDP program is attached to c0" lr_xdp_attached "$RCV" c0
 lr_check_cmd "ping through the reflecting interface" ip netns exec "$SND" ping -c 3 -i 0.2 -W 2 -q 198.18.0.2
 rtt_send "$SND" s0 198.18.0.2
@@ -437,6 +439,22 @@ lr_check "nft dropped ceil($COUNT/$EVERY)" "$(nft_count dropped)" == "$WANT"
 check_dir forward "$COUNT" "$COUNT" 0
 check_dir return "$COUNT" $((COUNT - WANT)) "$(nft_count dropped)"
 lr_check "rtt_settled" "$(jq -r .rtt_settled "$LR_TMP/send.json" 2>/dev/null)" == true
+
+# GRO on at r1 (the reflector's veth peer), still no XDP there: r1 now has NAPI, so c0 advertises
+# ndo_xdp_xmit, but the veth wakes a peer's NAPI for XDP_TX frames only when the peer runs native
+# XDP: native mode would leave them in r1's ring. auto must still pick generic, and all come back.
+lr_log "== router with GRO on at the reflector's peer"
+ip netns exec "$RTR" nft delete table ip lrrtt
+ip netns exec "$RTR" ethtool -K r1 gro on || lr_die "ethtool -K r1 gro on failed in the router"
+reflect_start "$RCV2" c0
+lr_check "peer with GRO alone: the reflector picks generic mode" \
+	"$(grep -c 'XDP generic mode' "$LR_TMP/reflect.err")" == 1
+rtt_send "$SND2" s0 198.18.0.6
+reflect_stop
+lr_check "reflect.mode (peer with GRO alone)" "$(lr_jget "$F" .reflect.mode)" == generic
+lr_check "send --rtt exit code" "$SRC" == 0
+check_exact
+ip netns exec "$RTR" ethtool -K r1 gro off || lr_die "ethtool -K r1 gro off failed in the router"
 
 # ---- 3. container to container over a bridge ---------------------------------------------------
 lr_log "== bridge lab: c1 -> c2"
