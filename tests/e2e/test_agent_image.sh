@@ -33,7 +33,8 @@
 #   - the rendered Job's own args (linerate matrix --agents linerate-agent:7446 ..., its token path
 #     replaced, 500 ms a cell), run in the fabric where that name resolves to both agents: exit 0,
 #     both agents, 6 cells (both directions x 3 sizes) each exact, the table on stderr
-#   - every container and image removed, the engine stopped, the host as before
+#   - no agent task left after each variant; every container and image removed, the engine
+#     stopped, the host as before
 set -euo pipefail
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -64,11 +65,14 @@ lr_netns_add N2 n2
 stop_agents()
 {
 	local c
+	local -
 
+	set +e	# cleanup: every step is tried, whatever the one before did
 	((${#CTR[@]})) || return 0
 	for c in "${CONTAINERS[@]}"; do
 		timeout 10 "${CTR[@]}" task kill -s KILL "$c" >/dev/null 2>&1
-		timeout 10 "${CTR[@]}" task delete "$c" >/dev/null 2>&1
+		# --force: a task the KILL has not ended yet is waited for, not refused
+		timeout 10 "${CTR[@]}" task delete --force "$c" >/dev/null 2>&1
 		timeout 10 "${CTR[@]}" container delete "$c" >/dev/null 2>&1
 	done
 	CONTAINERS=()
@@ -281,6 +285,7 @@ EOT
 	lr_check_cmd "$name: agent 1 ran the receiver on eth0" grep -q 'rx on eth0' "$LR_TMP/$name-1.log"
 	job "$name" "$dir"
 	stop_agents
+	lr_check "$name: no agent task left" "$("${CTR[@]}" task ls -q | wc -l)" == 0
 }
 
 # job VARIANT DIR: the rendered Job's own args (its token path replaced by this test's), from the
