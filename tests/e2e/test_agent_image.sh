@@ -28,8 +28,10 @@
 #   - the image: linerate:VERSION, entrypoint /usr/bin/linerate, `--version` of the image's binary
 #     prints the project version
 #   - each agent container runs with CapEff == CapPrm == CapBnd == exactly the DaemonSet's set,
-#     NoNewPrivs 1, Seccomp 2 (a filter), its root mounted read-only; it answers on the control port
-#     (the readiness probe) and serves /metrics on the metrics port (the liveness probe)
+#     NoNewPrivs 1, Seccomp 2 (a filter), one filter, the one runc built from the manifest's
+#     profile (the container's OCI spec holds exactly its rules), its root mounted read-only; it
+#     answers on the control port (the readiness probe) and serves /metrics on the metrics port
+#     (the liveness probe)
 #   - linerate run with [tx] agent = n1 and [rx] agent = n2: exit 0, two steps, rx == tx > 0, lost 0,
 #     settled, in each step; agent 1 logged the test, agent 2 its receiver
 #   - the same with [tx] engine = live (node 1's end of the veth, vn2, with GRO on, as
@@ -160,11 +162,14 @@ CTR_DEFAULT_CAPS=(CHOWN DAC_OVERRIDE FSETID FOWNER MKNOD NET_RAW SETGID SETUID S
 	SYS_CHROOT KILL AUDIT_WRITE)
 
 # ctr_args VARIANT_DIR NETNS: the docker-args of the rendered manifests, as ctr run arguments, in
-# CARGS (options), CIMAGE, CCMD (the process) and WANT_CAPS (the mask the container must hold).
+# CARGS (options), CIMAGE, CCMD (the process), WANT_CAPS (the mask the container must hold) and
+# WANT_SECCOMP (the profile's path).
 ctr_args()
 {
 	local dir=$1 ns=$2 a img='' c mask=0 tokpath='' drop_all=0 src dst opt i
 	local -a lines adds=()
+
+	WANT_SECCOMP=
 
 	mapfile -t lines < <(python3 "$LR_E2E_DIR/k8s_manifest.py" docker-args "$dir")
 	CARGS=(--with-ns "network:/run/netns/$ns")
@@ -185,7 +190,10 @@ ctr_args()
 			IFS=: read -r src dst opt <<<"$a"
 			CARGS+=(--mount "type=bind,src=$src,dst=$dst,options=rbind:${opt:-rw}")
 			;;
-		--security-opt=seccomp=*) CARGS+=(--seccomp --seccomp-profile "${a#--security-opt=seccomp=}") ;;
+		--security-opt=seccomp=*)
+			WANT_SECCOMP=${a#--security-opt=seccomp=}
+			CARGS+=(--seccomp --seccomp-profile "$WANT_SECCOMP")
+			;;
 		--security-opt=no-new-privileges) ;;	# ctr sets no_new_privs always; checked below
 		--read-only) CARGS+=(--read-only) ;;
 		--env=*) CARGS+=(--env "${a#--env=}") ;;
@@ -206,10 +214,39 @@ ctr_args()
 		[[ ${CCMD[$i]} == --token-file ]] && tokpath=${CCMD[$((i + 1))]}
 	done
 	[[ -n $tokpath ]] || lr_die "the agent's args name no --token-file"
+	[[ -n $WANT_SECCOMP ]] || lr_die "the agent container names no seccomp profile"
 	CARGS+=(--mount "type=bind,src=$SECRET,dst=$(dirname "$tokpath"),options=rbind:ro")
 	[[ $img == "$IMAGE" ]] || lr_die "the manifests name image '$img', scripts/image made '$IMAGE'"
 	CIMAGE=docker.io/library/$img
 	WANT_CAPS=$(printf '%016x' "$mask")
+}
+
+# seccomp_of CONTAINER PROFILE: "same" when the container's OCI spec, which runc compiles into the
+# one filter it installs, holds PROFILE's rules (its comments aside), else "different: WHY". A
+# filter of another profile (containerd's default, say) would also show as "Seccomp: 2".
+seccomp_of()
+{
+	# shellcheck disable=SC2016 # python's
+	"${CTR[@]}" containers info "$1" | python3 -c '
+import json, sys
+
+def norm(v):
+    """The rules as data: comments gone, empty and zero fields (omitted by either side) dropped."""
+    if isinstance(v, dict):
+        return {k: norm(x) for k, x in v.items() if k != "comment" and x not in (None, [], {}, 0, "")}
+    if isinstance(v, list):
+        return sorted((norm(x) for x in v), key=lambda x: json.dumps(x, sort_keys=True))
+    return v
+
+spec = json.load(sys.stdin).get("Spec", {}).get("linux", {}).get("seccomp")
+want = json.load(open(sys.argv[1]))
+if not spec:
+    print("different: the spec has no seccomp")
+elif norm(spec) != norm(want):
+    got = {k: v for k, v in norm(spec).items() if norm(want).get(k) != v}
+    print("different:", json.dumps(got)[:300])
+else:
+    print("same")' "$2"
 }
 
 # ready ADDR PORT: something accepts TCP connections there (the readiness probe), within 10 s
@@ -259,6 +296,9 @@ variant()
 		lr_check "$name agent $i CapBnd" "$(awk '/^CapBnd/ { print $2 }' "$st")" == "$WANT_CAPS"
 		lr_check "$name agent $i NoNewPrivs" "$(awk '/^NoNewPrivs/ { print $2 }' "$st")" == 1
 		lr_check "$name agent $i Seccomp (2: a filter)" "$(awk '/^Seccomp:/ { print $2 }' "$st")" == 2
+		lr_check "$name agent $i Seccomp_filters (runc's one)" "$(awk '/^Seccomp_filters:/ { print $2 }' "$st")" == 1
+		lr_check "$name agent $i seccomp: the manifest's profile ($(basename "$WANT_SECCOMP"))" \
+			"$(seccomp_of "$name-$i" "$WANT_SECCOMP")" == same
 		lr_check "$name agent $i root read-only" \
 			"$(awk '$5 == "/" { print ($6 ~ /(^|,)ro(,|$)/) ? "ro" : $6 }' "/proc/$pid/mountinfo")" == ro
 		lr_check "$name agent $i serves /metrics (liveness probe): linerate_ lines" \
