@@ -6,9 +6,10 @@
 # its iptables chains, its FORWARD policy and ip_forward are that namespace's, and the root
 # namespace is left alone. It has its own data root, exec root, socket, pid file, cgroup parent
 # and a bridge of its own (passed with --bridge, never docker0) on a /24 of 198.18.0.0/15. What
-# an engine still changes outside its namespace (br_netfilter, /etc/docker/key.json, /run/docker,
-# /run/containerd, cgroup directories, iptables tables should it ever reach the root namespace)
-# is recorded before it starts and put back after it stops; lr_host_state lets a test check that.
+# an engine still changes outside its namespace (br_netfilter where it is a module, loaded for the
+# whole host; /etc/docker/key.json, /run/docker, /run/containerd, cgroup directories) is recorded
+# before it starts and put back after it stops; lr_host_state lets a test check that, and also
+# sees the root namespace's sysctls and iptables and nft tables, which are never rewritten here.
 #
 #   lr_dockerd_start NS SUBNET   e.g. NS=lr-docker-host-123 SUBNET=198.18.240 (the bridge is .1)
 #   lr_docker ARGS...            the docker CLI talking to that engine
@@ -249,16 +250,44 @@ lr_cgroup_rm()
 	return 0
 }
 
+# lr_br_netfilter_ours FILE [SYSMOD [PROC]]: true when br_netfilter is ours to unload: absent
+# when lr_host_state wrote FILE, now a loaded module (SYSMOD/br_netfilter/initstate, which a
+# built-in one lacks) that nothing holds (refcnt 0), and no other engine runs (a dockerd, kubelet
+# or crio among PROC's processes: one started since relies on it, and it is theirs as much as
+# ours). SYSMOD and PROC (default /sys/module, /proc) let a test ask on a stand-in tree.
+lr_br_netfilter_ours()
+{
+	local before=$1 m=${2:-/sys/module}/br_netfilter proc=${3:-/proc} f
+
+	grep -qxF 'module br_netfilter absent' "$before" || return 1
+	[[ $(cat "$m/initstate" 2>/dev/null) == live ]] || return 1
+	[[ $(cat "$m/refcnt" 2>/dev/null) == 0 ]] || return 1
+	for f in "$proc"/[0-9]*/comm; do
+		case $(cat "$f" 2>/dev/null) in
+		dockerd | kubelet | crio) return 1 ;;
+		esac
+	done
+	return 0
+}
+
 # lr_host_restore FILE: remove what an engine left since lr_host_state wrote FILE. Only its own
 # leftovers: the engine ran in a namespace of its own, so a change to the root namespace's
-# iptables, nft tables, sysctls or modules is someone else's, reported by lr_host_state's
-# comparison (a test fails on it) and never undone here.
+# iptables, nft tables or sysctls is someone else's, reported by lr_host_state's comparison (a
+# test fails on it) and never undone here. Modules are not a namespace's: dockerd loads
+# br_netfilter for the whole host, and it is unloaded again when lr_br_netfilter_ours says so.
 lr_host_restore()
 {
 	local before=$1 f
 	local -
 
 	set +e	# cleanup: every step is tried, whatever the one before did
+	if lr_br_netfilter_ours "$before"; then
+		# rmmod, not modprobe -r: that one would also take bridge, stp and llc, were they idle
+		rmmod br_netfilter 2>/dev/null ||
+			lr_log "docker: br_netfilter, which the engine loaded, could not be unloaded (rmmod)"
+	elif grep -qxF 'module br_netfilter absent' "$before" && [[ -e /sys/module/br_netfilter/initstate ]]; then
+		lr_log "docker: br_netfilter left loaded: it is held, or another engine runs"
+	fi
 	# /etc/docker holds only the key.json dockerd writes; /run/docker its plugin directory
 	for f in /etc/docker/key.json /run/docker; do
 		grep -qxF "path $f" "$before" || rm -rf "$f"

@@ -41,6 +41,8 @@
 #define METRICS_EVERY_NS	1000000000ULL	/* --metrics: the counts read between requests this often */
 #define RATE_MIN_NS	100000000ULL	/* a rate over a shorter interval than this would only be noise */
 
+_Static_assert(LR_METRICS_RX_QUEUES == LR_RX_MAX_QUEUES, "the metrics keep every queue a receiver counts");
+
 enum role { ROLE_NONE, ROLE_RX, ROLE_TX, ROLE_REFLECT };
 
 struct endpoint {
@@ -386,6 +388,9 @@ static void metrics_rx(struct endpoint *e, const struct lr_rx_result *r, bool re
 		return;
 	t->rx_packets = r->packets;
 	t->rx_bytes = r->bytes;
+	t->rx_sent = r->sent;
+	t->rx_flows_eot = r->flows_eot;
+	memcpy(t->rx_queue_packets, r->queue_packets, sizeof(t->rx_queue_packets));
 	t->rx_lost = r->lost;
 	t->rx_reordered = r->late;
 	t->rx_duplicates = r->dups;

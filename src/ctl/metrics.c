@@ -249,6 +249,18 @@ static void test_part(struct page *p, const struct lr_metrics_test *t)
 	u64(p, "linerate_rx_packets_total", "counter",
 	    "Test data frames the test's receiver counted; at its end, the recv result's rx.packets.", t->rx_packets);
 	u64(p, "linerate_rx_bytes_total", "counter", "Bytes of those frames, without the FCS (rx.bytes).", t->rx_bytes);
+	/* no sample before a marker: the JSON's null, which a 0 would misreport as "nothing sent" */
+	family(p, "linerate_rx_sent_packets_total", "counter",
+	       "Data frames the senders sent, as their end-of-test markers say (rx.sent); no sample before the "
+	       "first marker.");
+	if (t->rx_flows_eot)
+		put(p, "linerate_rx_sent_packets_total %" PRIu64 "\n", t->rx_sent);
+	family(p, "linerate_rx_queue_packets_total", "counter",
+	       "Test data frames the receiver counted, per RX queue that counted one (rx.per_queue[].packets).");
+	for (i = 0; i < LR_METRICS_RX_QUEUES; i++)
+		if (t->rx_queue_packets[i])
+			put(p, "linerate_rx_queue_packets_total{queue=\"%u\"} %" PRIu64 "\n", i,
+			    t->rx_queue_packets[i]);
 	family(p, "linerate_rx_lost_packets", "gauge",
 	       "Frames lost (rx.lost): the end-of-test markers settle it, open sequence gaps stand for it until then; "
 	       "a late frame takes one back.");

@@ -11,8 +11,9 @@
 #include <stdint.h>
 
 #define LR_METRICS_QUEUES	16	/* a sender's per-queue series, at most */
+#define LR_METRICS_RX_QUEUES	64	/* a receiver's: every queue rx.per_queue can name (LR_RX_MAX_QUEUES) */
 #define LR_METRICS_HEAD_MAX	4096	/* a request's line and headers, at most */
-#define LR_METRICS_PAGE_MAX	32768	/* the rendered page, at most (it takes about 9 KiB) */
+#define LR_METRICS_PAGE_MAX	32768	/* the rendered page, at most (it takes 5 to 11 KiB) */
 #define LR_METRICS_CONTENT_TYPE	"text/plain; version=0.0.4; charset=utf-8"
 
 enum lr_metrics_role { LR_METRICS_NONE = 0, LR_METRICS_RX, LR_METRICS_TX, LR_METRICS_REFLECT };
@@ -45,6 +46,9 @@ struct lr_metrics_test {
 	struct lr_metrics_queue queues[LR_METRICS_QUEUES];
 	/* a receiver's */
 	uint64_t rx_packets, rx_bytes;
+	uint64_t rx_sent;	/* what the end-of-test markers say was sent (rx.sent), if rx_flows_eot */
+	uint32_t rx_flows_eot;	/* flows whose marker came; 0: no "sent" yet (null in the JSON) */
+	uint64_t rx_queue_packets[LR_METRICS_RX_QUEUES];	/* by RX queue; 0: no series, as per_queue */
 	int64_t rx_lost;
 	uint64_t rx_reordered, rx_duplicates;
 	double rx_pps;

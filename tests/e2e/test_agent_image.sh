@@ -6,9 +6,11 @@
 #   ns lr-agent_image-dhost-PID: a private dockerd (scripts/lib-docker.sh) whose containerd runs the
 #   agents (its FORWARD DROP stays there, away from the test's bridge)
 #   ns lr-agent_image-fabric-PID: bridge cni0 198.18.246.1/24 (like a CNI bridge, or the nodes'
-#   switch), the controller (linerate run)
-#     |-- veth -- eth0 198.18.246.2  ns ...-n1-PID  "node 1" (hostNetwork) or "pod 1" (pod network)
-#     '-- veth -- eth0 198.18.246.3  ns ...-n2-PID  "node 2" / "pod 2"
+#   switch), the controller (linerate run, linerate matrix)
+#     |-- vn2 -- eth0 198.18.246.2  ns ...-n1-PID  "node 1" (hostNetwork) or "pod 1" (pod network)
+#     |-- vn3 -- eth0 198.18.246.3  ns ...-n2-PID  "node 2" / "pod 2"
+#     '-- vn4 -- eth0 198.18.246.4  ns ...-ctl-PID  a controller that sends and counts itself
+#                                   (send --peer --rtt)
 #   each of n1, n2 holds one agent container, started in that namespace (--with-ns network:...),
 #   as kubelet starts a hostNetwork pod in the node's namespace or a pod in its CNI sandbox
 #
@@ -26,14 +28,24 @@
 #   - the image: linerate:VERSION, entrypoint /usr/bin/linerate, `--version` of the image's binary
 #     prints the project version
 #   - each agent container runs with CapEff == CapPrm == CapBnd == exactly the DaemonSet's set,
-#     NoNewPrivs 1, Seccomp 2 (a filter), its root mounted read-only; it answers on the control port
-#     (the readiness probe) and serves /metrics on the metrics port (the liveness probe)
+#     NoNewPrivs 1, Seccomp 2 (a filter), one filter, the one runc built from the manifest's
+#     profile (the container's OCI spec holds exactly its rules), its root mounted read-only; it
+#     answers on the control port (the readiness probe) and serves /metrics on the metrics port
+#     (the liveness probe)
 #   - linerate run with [tx] agent = n1 and [rx] agent = n2: exit 0, two steps, rx == tx > 0, lost 0,
 #     settled, in each step; agent 1 logged the test, agent 2 its receiver
+#   - the same with [tx] engine = live (node 1's end of the veth, vn2, with GRO on, as
+#     kubernetes.md asks of a pod's node): the engine is live in every step, rx == tx > 0, lost 0,
+#     settled; its holding tap (lrlive*, which needs /dev/net/tun and NET_ADMIN) appeared in n1
+#     while it ran
+#   - a round trip, send --peer n2 --rtt from ctl: the reflector of agent 1 (n2, XDP_TX) sends every
+#     frame back: tx == forward.sent == forward.received == return.received == RTT_COUNT, both
+#     directions lost 0, rtt_settled, peer.result.reflect.packets == RTT_COUNT
 #   - the rendered Job's own args (linerate matrix --agents linerate-agent:7446 ..., its token path
 #     replaced, 500 ms a cell), run in the fabric where that name resolves to both agents: exit 0,
 #     both agents, 6 cells (both directions x 3 sizes) each exact, the table on stderr
-#   - every container and image removed, the engine stopped, the host as before
+#   - no agent task left after each variant; every container and image removed, the engine
+#     stopped, the host as before
 set -euo pipefail
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -41,12 +53,13 @@ set -euo pipefail
 . "$LR_REPO/scripts/lib-docker.sh"
 
 NET=198.18.246
+RTT_COUNT=10000
 CTR_NS=lr-agent-image-$$
 CTR=()
 CONTAINERS=()
 
 lr_init
-lr_require_cmds dockerd ctr nsenter python3 kubectl
+lr_require_cmds dockerd ctr nsenter python3 kubectl ethtool
 python3 -c 'import yaml' 2>/dev/null || lr_die "missing python3-yaml (scripts/deps installs it)"
 MADE_ETC_NETNS=0
 MOUNTED_BPFFS=0
@@ -58,17 +71,21 @@ lr_netns_add DHOST dhost
 lr_netns_add FAB fabric
 lr_netns_add N1 n1
 lr_netns_add N2 n2
+lr_netns_add CTL ctl
 
 # the agents' containers first, then the engine (lr_cleanup_first runs them in this order; the
 # engine's data root, images included, goes with it)
 stop_agents()
 {
 	local c
+	local -
 
+	set +e	# cleanup: every step is tried, whatever the one before did
 	((${#CTR[@]})) || return 0
 	for c in "${CONTAINERS[@]}"; do
 		timeout 10 "${CTR[@]}" task kill -s KILL "$c" >/dev/null 2>&1
-		timeout 10 "${CTR[@]}" task delete "$c" >/dev/null 2>&1
+		# --force: a task the KILL has not ended yet is waited for, not refused
+		timeout 10 "${CTR[@]}" task delete --force "$c" >/dev/null 2>&1
 		timeout 10 "${CTR[@]}" container delete "$c" >/dev/null 2>&1
 	done
 	CONTAINERS=()
@@ -99,7 +116,7 @@ lr_dockerd_start "$DHOST" 198.18.247 || lr_die "dockerd did not start"
 ip -n "$FAB" link add cni0 type bridge
 lr_addr "$FAB" cni0 "$NET.1/24"
 i=2
-for n in "$N1" "$N2"; do
+for n in "$N1" "$N2" "$CTL"; do
 	ip -n "$FAB" link add "vn$i" type veth peer name eth0 netns "$n"
 	ip -n "$FAB" link set "vn$i" master cni0 up
 	lr_addr "$n" eth0 "$NET.$i/24"
@@ -145,11 +162,14 @@ CTR_DEFAULT_CAPS=(CHOWN DAC_OVERRIDE FSETID FOWNER MKNOD NET_RAW SETGID SETUID S
 	SYS_CHROOT KILL AUDIT_WRITE)
 
 # ctr_args VARIANT_DIR NETNS: the docker-args of the rendered manifests, as ctr run arguments, in
-# CARGS (options), CIMAGE, CCMD (the process) and WANT_CAPS (the mask the container must hold).
+# CARGS (options), CIMAGE, CCMD (the process), WANT_CAPS (the mask the container must hold) and
+# WANT_SECCOMP (the profile's path).
 ctr_args()
 {
 	local dir=$1 ns=$2 a img='' c mask=0 tokpath='' drop_all=0 src dst opt i
 	local -a lines adds=()
+
+	WANT_SECCOMP=
 
 	mapfile -t lines < <(python3 "$LR_E2E_DIR/k8s_manifest.py" docker-args "$dir")
 	CARGS=(--with-ns "network:/run/netns/$ns")
@@ -170,7 +190,10 @@ ctr_args()
 			IFS=: read -r src dst opt <<<"$a"
 			CARGS+=(--mount "type=bind,src=$src,dst=$dst,options=rbind:${opt:-rw}")
 			;;
-		--security-opt=seccomp=*) CARGS+=(--seccomp --seccomp-profile "${a#--security-opt=seccomp=}") ;;
+		--security-opt=seccomp=*)
+			WANT_SECCOMP=${a#--security-opt=seccomp=}
+			CARGS+=(--seccomp --seccomp-profile "$WANT_SECCOMP")
+			;;
 		--security-opt=no-new-privileges) ;;	# ctr sets no_new_privs always; checked below
 		--read-only) CARGS+=(--read-only) ;;
 		--env=*) CARGS+=(--env "${a#--env=}") ;;
@@ -191,10 +214,39 @@ ctr_args()
 		[[ ${CCMD[$i]} == --token-file ]] && tokpath=${CCMD[$((i + 1))]}
 	done
 	[[ -n $tokpath ]] || lr_die "the agent's args name no --token-file"
+	[[ -n $WANT_SECCOMP ]] || lr_die "the agent container names no seccomp profile"
 	CARGS+=(--mount "type=bind,src=$SECRET,dst=$(dirname "$tokpath"),options=rbind:ro")
 	[[ $img == "$IMAGE" ]] || lr_die "the manifests name image '$img', scripts/image made '$IMAGE'"
 	CIMAGE=docker.io/library/$img
 	WANT_CAPS=$(printf '%016x' "$mask")
+}
+
+# seccomp_of CONTAINER PROFILE: "same" when the container's OCI spec, which runc compiles into the
+# one filter it installs, holds PROFILE's rules (its comments aside), else "different: WHY". A
+# filter of another profile (containerd's default, say) would also show as "Seccomp: 2".
+seccomp_of()
+{
+	# shellcheck disable=SC2016 # python's
+	"${CTR[@]}" containers info "$1" | python3 -c '
+import json, sys
+
+def norm(v):
+    """The rules as data: comments gone, empty and zero fields (omitted by either side) dropped."""
+    if isinstance(v, dict):
+        return {k: norm(x) for k, x in v.items() if k != "comment" and x not in (None, [], {}, 0, "")}
+    if isinstance(v, list):
+        return sorted((norm(x) for x in v), key=lambda x: json.dumps(x, sort_keys=True))
+    return v
+
+spec = json.load(sys.stdin).get("Spec", {}).get("linux", {}).get("seccomp")
+want = json.load(open(sys.argv[1]))
+if not spec:
+    print("different: the spec has no seccomp")
+elif norm(spec) != norm(want):
+    got = {k: v for k, v in norm(spec).items() if norm(want).get(k) != v}
+    print("different:", json.dumps(got)[:300])
+else:
+    print("same")' "$2"
 }
 
 # ready ADDR PORT: something accepts TCP connections there (the readiness probe), within 10 s
@@ -244,6 +296,9 @@ variant()
 		lr_check "$name agent $i CapBnd" "$(awk '/^CapBnd/ { print $2 }' "$st")" == "$WANT_CAPS"
 		lr_check "$name agent $i NoNewPrivs" "$(awk '/^NoNewPrivs/ { print $2 }' "$st")" == 1
 		lr_check "$name agent $i Seccomp (2: a filter)" "$(awk '/^Seccomp:/ { print $2 }' "$st")" == 2
+		lr_check "$name agent $i Seccomp_filters (runc's one)" "$(awk '/^Seccomp_filters:/ { print $2 }' "$st")" == 1
+		lr_check "$name agent $i seccomp: the manifest's profile ($(basename "$WANT_SECCOMP"))" \
+			"$(seccomp_of "$name-$i" "$WANT_SECCOMP")" == same
 		lr_check "$name agent $i root read-only" \
 			"$(awk '$5 == "/" { print ($6 ~ /(^|,)ro(,|$)/) ? "ro" : $6 }' "/proc/$pid/mountinfo")" == ro
 		lr_check "$name agent $i serves /metrics (liveness probe): linerate_ lines" \
@@ -279,8 +334,66 @@ EOT
 	lr_log "$name: steps $(jq -c '[.steps[] | {tx: .tx.packets, rx: .rx.packets, lost: .rx.lost}]' "$j")"
 	lr_check_cmd "$name: agent 0 ran the sender on eth0" grep -q 'tx on eth0' "$LR_TMP/$name-0.log"
 	lr_check_cmd "$name: agent 1 ran the receiver on eth0" grep -q 'rx on eth0' "$LR_TMP/$name-1.log"
+	live "$name" "${ip[@]}"
+	rtt "$name" "${ip[1]}"
 	job "$name" "$dir"
 	stop_agents
+	lr_check "$name: no agent task left" "$("${CTR[@]}" task ls -q | wc -l)" == 0
+}
+
+# live VARIANT ADDR1 ADDR2: linerate run with agent 1's sender on the live engine, to agent 2's
+# receiver. The live engine sends with ndo_xdp_xmit, which a veth takes only while its peer runs
+# XDP or GRO: vn2 gets GRO, as a pod's node must give its end of the veth (kubernetes.md).
+live()
+{
+	local name=$1-live j=$LR_TMP/$1-live.json rc=0 pid
+
+	ip netns exec "$FAB" ethtool -K vn2 gro on >/dev/null || lr_die "ethtool -K vn2 gro on failed"
+	sed 's/^rate = 10k$/&\nengine = live/' "$LR_TMP/$1.ini" >"$LR_TMP/$name.ini"
+	# the holding tap exists from the sender's prepare to its end: seen in n1 (the container's
+	# network namespace) while the run lasts
+	# shellcheck disable=SC2016 # expanded by the inner shell
+	lr_spawn "$name.tap" timeout 30 bash -c 'until ip -n "$1" -o link show | grep -q ": lrlive[0-9]*[:@]"; do
+		sleep 0.02; done; echo seen' _ "$N1"
+	pid=$LR_LAST_PID
+	ip netns exec "$FAB" timeout -k 5 60 "$LINERATE" run "$LR_TMP/$name.ini" -q --json "$j" \
+		>"$LR_TMP/$name.run.out" 2>"$LR_TMP/$name.run.err" || rc=$?
+	kill -TERM "$pid" 2>/dev/null || true	# gone already once it saw the tap
+	lr_wait_pid "$pid" 5 || true
+	ip netns exec "$FAB" ethtool -K vn2 gro off >/dev/null
+	lr_show_file "$LR_TMP/$name.run.err"
+	lr_check "$name: run exit code" "$rc" == 0
+	lr_jvalid "$j"
+	lr_check "$name: the sender's engine" "$(jq -r .engine "$j")" == live
+	lr_check "$name: steps" "$(jq '.steps | length' "$j")" == 2
+	lr_check "$name: rx.packets == tx.packets > 0 in every step" \
+		"$(jq '[.steps[] | select(.rx.packets != .tx.packets or .rx.packets == 0)] | length' "$j")" == 0
+	lr_check "$name: lost 0, settled, in every step" \
+		"$(jq '[.steps[] | select(.rx.lost != 0 or (.rx.tail_settled | not))] | length' "$j")" == 0
+	lr_log "$name: steps $(jq -c '[.steps[] | {tx: .tx.packets, rx: .rx.packets, lost: .rx.lost}]' "$j")"
+	lr_check "$name: the live engine's tap (/dev/net/tun) appeared in n1" "$(cat "$LR_TMP/$name.tap.out")" == seen
+}
+
+# rtt VARIANT ADDR: send --peer ADDR --rtt from ctl: agent 2's reflector sends every frame back
+rtt()
+{
+	local name=$1-rtt r=$LR_TMP/$1-rtt.json rc=0
+
+	ip netns exec "$CTL" timeout -k 5 60 "$LINERATE" send -i eth0 --dst-ip "$2" --count "$RTT_COUNT" --rate 10k \
+		--rtt --peer "$2" --token-file "$TOKEN" --json "$r" >"$LR_TMP/$name.out" 2>"$LR_TMP/$name.err" || rc=$?
+	lr_show_file "$LR_TMP/$name.err"
+	lr_check "$name: exit code" "$rc" == 0
+	lr_jvalid "$r"
+	lr_check "$name: tx.packets" "$(lr_jget "$r" .tx.packets)" == "$RTT_COUNT"
+	lr_check "$name: forward.sent" "$(lr_jget "$r" .forward.sent)" == "$RTT_COUNT"
+	lr_check "$name: forward.received (reflected)" "$(lr_jget "$r" .forward.received)" == "$RTT_COUNT"
+	lr_check "$name: forward.lost" "$(lr_jget "$r" .forward.lost)" == 0
+	lr_check "$name: return.received" "$(lr_jget "$r" .return.received)" == "$RTT_COUNT"
+	lr_check "$name: return.lost" "$(lr_jget "$r" .return.lost)" == 0
+	lr_check "$name: rtt_settled" "$(jq -r .rtt_settled "$r")" == true
+	lr_check "$name: peer.result.command" "$(lr_jget "$r" .peer.result.command)" == reflect
+	lr_check "$name: peer.result.reflect.packets" "$(lr_jget "$r" .peer.result.reflect.packets)" == "$RTT_COUNT"
+	lr_check_cmd "$name: agent 1 ran the reflector on eth0" grep -q 'reflect on eth0' "$LR_TMP/$1-1.log"
 }
 
 # job VARIANT DIR: the rendered Job's own args (its token path replaced by this test's), from the

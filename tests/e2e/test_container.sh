@@ -10,7 +10,13 @@
 #   hang     never answers (exec sleep 60): linerate must stop it after 10 s
 #   hangwrap never answers, and is a wrapper: it starts `sleep 60` and waits for it; linerate
 #            must stop both, the wrapper and what it started (its process group)
+#   garbage  "<no value> <no value>" (what a template gives an object without those fields)
+#   twolines "PID true" twice
+#   binary   "PID true" with terminal escapes and control bytes in it, then 300 kB of 'x'
+#   empty    nothing at all, exit 0
+#   errgarb  exit 1, two lines on stderr, the first with terminal escapes and a bell in it
 #   other    "Error: No such object: NAME" on stderr, exit 1
+#   (every answer but hang's and hangwrap's first writes the CLI's PID to cli-NAME.pid)
 #
 #   ns lr-container-host-PID          ns lr-container-ctr-PID ("container web")      ns lr-container-third-PID
 #   +--------------------------+      +----------------------------------------+   +-----------------------+
@@ -39,6 +45,9 @@
 #     relative PATH entries (".", "rel", and the empty entry: never searched), unknown interface, macvlan ("is a macvlan, not a veth"), bridge, loopback, peer inside
 #     the container, peer in a third namespace (named), peer not in the root namespace, bad specs;
 #     the same errors through --netns container:NAME for probe, recv and send
+#   - garbage answers (garbage, twolines, binary, empty, errgarb) to veth, recv and send: exit 2,
+#     one line saying what the CLI answered, in printable ASCII only, nothing on stdout, no --json
+#     or --ready-file written, the CLI's process ended
 set -euo pipefail
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -89,11 +98,20 @@ if [[ \$# != 5 || \$1 != container || \$2 != inspect || \$3 != --format ||
 	exit 64
 fi
 case \$5 in
+hang | hangwrap) ;;
+*) echo \$\$ >"$LR_TMP/cli-\$5.pid" ;;
+esac
+case \$5 in
 web) echo "$WEB_PID true" ;;
 stopped) echo "0 false" ;;
 gone) echo "$GONE_PID true" ;;
 hang) echo \$\$ >"$LR_TMP/hang.pid"; exec sleep 60 ;;
 hangwrap) echo \$\$ >"$LR_TMP/hangwrap.pid"; sleep 60 & echo \$! >"$LR_TMP/hangchild.pid"; wait ;;
+garbage) echo '<no value> <no value>' ;;
+twolines) printf '%s true\n%s true\n' "$WEB_PID" "$WEB_PID" ;;
+binary) printf '\033[31m%s\001true\033[0m\n' "$WEB_PID"; head -c 300000 /dev/zero | tr '\0' x ;;
+empty) ;;
+errgarb) printf '\033[1;31mError\033[0m: daemon\a gone\nsecond line\n' >&2; exit 1 ;;
 *) echo "Error: No such object: \$5" >&2; exit 1 ;;
 esac
 EOF
@@ -232,6 +250,38 @@ for p in "$WRAP_PID" "$CHILD_PID"; do
 		kill "$p" 2>/dev/null || true
 	fi
 done
+lr_log "== garbage answers"
+# garbage NAME REGEX: veth, recv and send with container:NAME each exit 2 with one line of
+# printable ASCII, "linerate CMD: container:NAME: " and REGEX, write nothing, and end the CLI
+garbage()
+{
+	local c=$1 re=$2 cmd pid
+	local -a args
+
+	for cmd in veth recv send; do
+		rm -f "$LR_TMP/cli-$c.pid" "$LR_TMP/garbage.json" "$LR_TMP/garbage.ready"
+		case $cmd in
+		veth) args=(veth "container:$c") ;;
+		recv) args=(recv -i eth0 --netns "container:$c" --duration 1s --json "$LR_TMP/garbage.json"
+			--ready-file "$LR_TMP/garbage.ready") ;;
+		send) args=(send -i eth0 --netns "container:$c" --dst-ip 198.18.0.1 --count 1
+			--json "$LR_TMP/garbage.json") ;;
+		esac
+		bad "$c: $cmd" 2 "^linerate $cmd: container:$c: $re" "${IN_HOST[@]}" "$LINERATE" "${args[@]}"
+		lr_check "$c: $cmd: bytes on stderr outside printable ASCII" \
+			"$(LC_ALL=C tr -d '[:print:]\n' <"$LR_TMP/bad.err" | wc -c)" == 0
+		lr_check_cmd "$c: $cmd: no --json file" test ! -e "$LR_TMP/garbage.json"
+		lr_check_cmd "$c: $cmd: no --ready-file" test ! -e "$LR_TMP/garbage.ready"
+		pid=$(cat "$LR_TMP/cli-$c.pid" 2>/dev/null || echo none)
+		lr_check_cmd "$c: $cmd: the CLI ($pid) was asked and has ended" ended "$pid"
+	done
+}
+garbage garbage "cannot read a PID from the container CLI's answer '<no value> <no value>' \\(want \"PID true\"\\)\$"
+garbage twolines "cannot read a PID from the container CLI's answer '$WEB_PID true'"
+garbage binary "cannot read a PID from the container CLI's answer '\\?\\[31m$WEB_PID\\?true\\?\\[0m'"
+garbage empty "the container CLI answered nothing to inspect\$"
+garbage errgarb "docker: \\?\\[1;31mError\\?\\[0m: daemon\\? gone\$"
+
 # A docker in the working directory, or in a relative PATH entry, is never picked up.
 mkdir -p "$LR_TMP/rel"
 cp "$BIN/docker" "$LR_TMP/docker"

@@ -27,6 +27,9 @@
 #     stderr and nothing on stdout, and leave no XDP program on web's veth
 #   - the engine stopped: no process, mount or file of it left, and the host (sysctls, iptables,
 #     nft tables, br_netfilter, /etc/docker, /run/docker, /run/containerd) as it was before
+#   - on a stand-in /sys/module and /proc (br_netfilter is built in on some hosts, a module on
+#     others): the restore unloads br_netfilter only when it was absent before, is a loaded module
+#     now, has no holder and no other dockerd, kubelet or crio runs
 set -euo pipefail
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -44,6 +47,30 @@ lr_netns_add CLIENT client
 lr_cleanup_first lr_dockerd_stop
 BEFORE=$(lr_host_state)
 FORWARD0=$(iptables -S FORWARD 2>/dev/null | head -n 1)
+
+# ---------------------------------------------------------------------------------------------
+lr_log "== br_netfilter: when the restore unloads it (stand-in /sys/module and /proc)"
+# ours CASE WANT BEFORE INITSTATE REFCNT COMM: lr_br_netfilter_ours on a tree where the module's
+# initstate and refcnt are as given ("-": no such file) and one process named COMM runs
+ours()
+{
+	local t=$LR_TMP/brnf-$1 got=no
+
+	mkdir -p "$t/sys/br_netfilter" "$t/proc/4242"
+	printf 'module br_netfilter %s\n' "$3" >"$t/before"
+	[[ $4 == - ]] || echo "$4" >"$t/sys/br_netfilter/initstate"
+	[[ $5 == - ]] || echo "$5" >"$t/sys/br_netfilter/refcnt"
+	echo "$6" >"$t/proc/4242/comm"
+	lr_br_netfilter_ours "$t/before" "$t/sys" "$t/proc" && got=yes
+	lr_check "br_netfilter: $1" "$got" == "$2"
+}
+ours "loaded by the engine: unloaded" yes absent live 0 bash
+ours "loaded before: kept" no present live 0 bash
+ours "built in (no initstate): kept" no absent - - bash
+ours "still loading (initstate coming): kept" no absent coming 0 bash
+ours "held (refcnt 1): kept" no absent live 1 bash
+ours "another dockerd runs: kept" no absent live 0 dockerd
+ours "a kubelet runs: kept" no absent live 0 kubelet
 
 # ---------------------------------------------------------------------------------------------
 lr_log "== private dockerd in $DHOST"

@@ -15,7 +15,7 @@
 #     and port, an address no interface holds, a port another agent's metrics listener holds
 #   - the page: GET /metrics is 200 with Content-Type "text/plain; version=0.0.4; charset=utf-8",
 #     promtool check metrics finds nothing, every family has HELP and TYPE, the idle agent's state
-#     (busy 0, no test yet); HEAD 200; another path 404, POST 405, garbage 400, a head over 4 KiB 431;
+#     (busy 0, no test yet, no rx sent sample); HEAD 200; another path 404, POST 405, garbage 400, a head over 4 KiB 431;
 #     the token appears nowhere on it
 #   - a slow scraper: 12 idle connections (one with half a request) held open while a real scrape
 #     is answered 200 within 1 s, and every idle one closed by the agent within 4 s
@@ -24,9 +24,12 @@
 #     says busy 1 and running 1 and shows rx packets between 0 and 60000 (read once a second); a
 #     second controller meanwhile is refused busy; afterwards Prometheus's linerate_rx_packets_total
 #     == peer.result.rx.packets == 60000, rx bytes, lost, reordered, duplicates, the latency count
-#     and p50 equal the JSON's; test_info names role rx, d2, xdp; the page says the same
+#     and p50 equal the JSON's; rx sent (the markers') == peer.result.rx.sent == 60000; one
+#     rx per-queue series per peer.result.rx.per_queue entry, each equal to it, adding up to
+#     rx packets; test_info names role rx, d2, xdp; the page says the same
 #   - reverse (the agent's sender, 30000 frames): linerate_tx_packets_total == peer.result.tx.packets
-#     == 30000 == this side's rx.packets; tx bytes equal; the per-queue series add up to it
+#     == 30000 == this side's rx.packets; tx bytes equal; the per-queue series add up to it; the
+#     receiver's series of the test before are gone (no rx sent, no rx per-queue series)
 #   - round trip (the agent's reflector, 20000 frames): linerate_reflect_packets_total ==
 #     peer.result.reflect.packets == 20000, bytes equal
 #   - the agent's own counters: 3 sessions, 1 refused busy, 3 tests ended, busy 0 at the end
@@ -158,7 +161,7 @@ fi
 # every family: a HELP line, then its TYPE line
 # shellcheck disable=SC2016 # awk's fields
 lr_check "families with HELP and TYPE" "$(awk '/^# HELP / { h[$3] = 1 } /^# TYPE / { if (h[$3]) n++; else bad++ }
-	END { print (bad ? "TYPE without HELP" : n) }' "$PAGE")" == 23
+	END { print (bad ? "TYPE without HELP" : n) }' "$PAGE")" == 25
 # shellcheck disable=SC2016
 lr_check "samples of undeclared families" "$(awk '/^# TYPE / { t[$3] = 1; next } /^#/ { next }
 	{ n = $1; sub(/\{.*/, "", n); b = n; sub(/_(sum|count)$/, "", b); if (!t[n] && !t[b]) print n }' "$PAGE" | wc -l)" == 0
@@ -166,6 +169,7 @@ lr_check "idle: linerate_agent_busy" "$(value linerate_agent_busy "$PAGE")" == 0
 lr_check "idle: linerate_test_id" "$(value linerate_test_id "$PAGE")" == 0
 lr_check "idle: linerate_agent_tests_total" "$(value linerate_agent_tests_total "$PAGE")" == 0
 lr_check "idle: no linerate_test_info sample" "$(grep -c '^linerate_test_info{' "$PAGE" || true)" == 0
+lr_check "idle: no rx sent sample (no marker yet)" "$(grep -c '^linerate_rx_sent_packets_total ' "$PAGE" || true)" == 0
 lr_check "the token is nowhere on the page" "$(grep -cF "metrics test token" "$PAGE" || true)" == 0
 lr_check "HEAD /metrics" "$(probe raw "$AG_ADDR" 9446 head)" == 200
 lr_check "GET /secrets: 404" "$(probe raw "$AG_ADDR" 9446 path)" == 404
@@ -262,6 +266,20 @@ lr_check "forward: Prometheus latency p50 == JSON latency_ns.p50 (ns)" \
 	"$(ns "$(prom 'linerate_rx_latency_seconds{quantile="0.5"}')")" == "$(lr_jget "$J" .peer.result.latency_ns.p50)"
 lr_check "forward: Prometheus latency max == JSON latency_ns.max (ns)" \
 	"$(ns "$(prom 'linerate_rx_latency_seconds{quantile="1"}')")" == "$(lr_jget "$J" .peer.result.latency_ns.max)"
+lr_check "forward: Prometheus rx_sent_packets_total == JSON peer.result.rx.sent" \
+	"$(prom linerate_rx_sent_packets_total)" == "$(lr_jget "$J" .peer.result.rx.sent)"
+lr_check "forward: Prometheus rx_sent_packets_total == the count sent" "$(prom linerate_rx_sent_packets_total)" == \
+	"$FWD_COUNT"
+NQ=$(jq '.peer.result.rx.per_queue | length' "$J")
+lr_check "forward: JSON peer.result.rx.per_queue has entries" "$NQ" ">=" 1
+lr_check "forward: Prometheus rx per-queue series == JSON per_queue entries" \
+	"$(prom 'count(linerate_rx_queue_packets_total)')" == "$NQ"
+lr_check "forward: Prometheus rx per-queue series add up to rx_packets_total" \
+	"$(prom 'sum(linerate_rx_queue_packets_total)')" == "$RXP"
+while read -r Q QP; do
+	lr_check "forward: Prometheus rx queue $Q == JSON per_queue" \
+		"$(prom "linerate_rx_queue_packets_total{queue=\"$Q\"}")" == "$QP"
+done < <(jq -r '.peer.result.rx.per_queue[] | "\(.queue) \(.packets)"' "$J")
 lr_check "forward: Prometheus test_info" "$(probe labels "$PROM" linerate_test_info)" == \
 	'{"__name__": "linerate_test_info", "engine": "xdp", "instance": "'"$METRICS"'", "interface": "d2", "job": "linerate", "role": "rx", "test": "rx on d2"}'
 lr_check "forward: Prometheus test_id" "$(prom linerate_test_id)" == 1
@@ -295,6 +313,9 @@ lr_check "reverse: Prometheus per-queue series add up" "$(prom 'sum(linerate_tx_
 lr_check "reverse: Prometheus per-queue series == JSON per_queue" \
 	"$(prom 'count(linerate_tx_queue_packets_total)')" == "$(jq '.peer.result.tx.per_queue | length' "$J")"
 lr_check "reverse: Prometheus rx_packets_total back to 0 (a new test)" "$(prom linerate_rx_packets_total)" == 0
+lr_check "reverse: no rx_sent_packets_total series (no marker in this test)" \
+	"$(prom linerate_rx_sent_packets_total)" == none
+lr_check "reverse: no rx per-queue series" "$(prom 'count(linerate_rx_queue_packets_total)')" == none
 lr_check "reverse: Prometheus test_info" "$(probe labels "$PROM" linerate_test_info)" == \
 	'{"__name__": "linerate_test_info", "engine": "'"$(lr_jget "$J" .peer.result.engine)"'", "instance": "'"$METRICS"'", "interface": "d2", "job": "linerate", "role": "tx", "test": "tx on d2"}'
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Unit tests for the agent's metrics (no root, no network): the exposition text (every family with
- * HELP and TYPE, label escaping, quantiles, per-queue series, an idle agent and a running test,
+ * HELP and TYPE, label escaping, quantiles, per-queue series of both directions, rx.sent only once a
+ * marker came, an idle agent and a running test,
  * large numbers exact), the HTTP exchange (GET /metrics, another path, another method, a request
  * too long, malformed ones), the seqlock (a torn read is never returned, a dead writer recovered)
  * and agent --metrics on the command line.
@@ -48,6 +49,8 @@ static const struct {
 	{ "linerate_tx_queue_packets_total", "counter" },
 	{ "linerate_rx_packets_total", "counter" },
 	{ "linerate_rx_bytes_total", "counter" },
+	{ "linerate_rx_sent_packets_total", "counter" },
+	{ "linerate_rx_queue_packets_total", "counter" },
 	{ "linerate_rx_lost_packets", "gauge" },
 	{ "linerate_rx_reordered_packets_total", "counter" },
 	{ "linerate_rx_duplicate_packets_total", "counter" },
@@ -238,6 +241,9 @@ static void test_render_idle(void **state)
 	assert_string_equal(value_of("linerate_rx_packets_total"), "0");
 	assert_string_equal(value_of("linerate_tx_packets_total"), "0");
 	assert_null(line_of("linerate_tx_queue_packets_total{"));
+	assert_null(line_of("linerate_rx_queue_packets_total{"));
+	/* no marker yet: no sample at all (the JSON's null), neither 0 nor NaN */
+	assert_null(line_of("linerate_rx_sent_packets_total "));
 	assert_string_equal(value_of("linerate_rx_latency_seconds{quantile=\"0.5\"}"), "NaN");
 	assert_string_equal(value_of("linerate_rx_latency_seconds_count"), "0");
 }
@@ -249,7 +255,8 @@ static void test_render_running(void **state)
 		.tests = 4, .id = 5, .role = LR_METRICS_RX, .running = 1, .name = "rx on ul0 in h2",
 		.interface = "ul0", .engine = "xdp", .start_time = 1700000100.5,
 		.rx_packets = 123456, .rx_bytes = 123456 * 60ULL, .rx_lost = -2, .rx_reordered = 3,
-		.rx_duplicates = 1, .rx_pps = 20000.5,
+		.rx_duplicates = 1, .rx_pps = 20000.5, .rx_sent = 123457, .rx_flows_eot = 2,
+		.rx_queue_packets = { [0] = 100000, [3] = 23456 },
 		.lat_count = 1929, .lat_sum_ns = 25000000001ULL,
 		.lat_ns = { 1000, 12345, 20000, 1000000000, 1500000000, 2000000007 },
 	};
@@ -276,6 +283,12 @@ static void test_render_running(void **state)
 	assert_string_equal(value_of("linerate_rx_reordered_packets_total"), "3");
 	assert_string_equal(value_of("linerate_rx_duplicate_packets_total"), "1");
 	assert_string_equal(value_of("linerate_rx_packets_per_second"), "20000.5");
+	assert_string_equal(value_of("linerate_rx_sent_packets_total"), "123457");
+	/* the queues that counted a frame, as rx.per_queue lists them */
+	assert_string_equal(value_of("linerate_rx_queue_packets_total{queue=\"0\"}"), "100000");
+	assert_string_equal(value_of("linerate_rx_queue_packets_total{queue=\"3\"}"), "23456");
+	assert_null(line_of("linerate_rx_queue_packets_total{queue=\"1\"}"));
+	assert_null(line_of("linerate_rx_queue_packets_total{queue=\"2\"}"));
 	/* nanoseconds as seconds in decimal, exact */
 	assert_string_equal(value_of("linerate_rx_latency_seconds{quantile=\"0\"}"), "0.000001");
 	assert_string_equal(value_of("linerate_rx_latency_seconds{quantile=\"0.5\"}"), "0.000012345");
@@ -318,6 +331,27 @@ static void test_render_queues(void **state)
 	check_format();
 	assert_non_null(line_of("linerate_tx_queue_packets_total{queue=\"115\"} 15"));
 	assert_null(line_of("linerate_tx_queue_packets_total{queue=\"116\"}"));
+	/* a sender's test: no receiver's series */
+	assert_null(line_of("linerate_rx_queue_packets_total{"));
+	assert_null(line_of("linerate_rx_sent_packets_total "));
+}
+
+static void test_render_rx_sent(void **state)
+{
+	struct lr_metrics_test t = { .id = 1, .role = LR_METRICS_RX, .running = 1, .rx_packets = 5 };
+
+	(void)state;
+	/* frames, but no marker yet: still no sample */
+	t.rx_sent = 7;
+	render(&idle_agent, &t);
+	check_format();
+	assert_null(line_of("linerate_rx_sent_packets_total "));
+	/* a marker that says nothing was sent: a sample of 0, not none */
+	t.rx_sent = 0;
+	t.rx_flows_eot = 1;
+	render(&idle_agent, &t);
+	check_format();
+	assert_string_equal(value_of("linerate_rx_sent_packets_total"), "0");
 }
 
 static void test_render_escaping(void **state)
@@ -344,11 +378,18 @@ static void test_render_large(void **state)
 		.rx_lost = INT64_MIN, .rx_reordered = UINT64_MAX, .lat_count = UINT64_MAX, .lat_sum_ns = UINT64_MAX,
 		.lat_ns = { 0, 1, 999999999, 1000000001, UINT64_MAX - 1, UINT64_MAX },
 		.reflect_packets = 1ULL << 63, .tx_pps = 1.0 / 3, .nqueues = 1,
-		.queues = { { UINT32_MAX, UINT64_MAX } },
+		.queues = { { UINT32_MAX, UINT64_MAX } }, .rx_sent = UINT64_MAX, .rx_flows_eot = UINT32_MAX,
 	};
 	char small[64];
+	unsigned int i;
 
 	(void)state;
+	/* every RX queue counted, and the sender's queues all kept: the largest page there is */
+	for (i = 0; i < LR_METRICS_RX_QUEUES; i++)
+		t.rx_queue_packets[i] = UINT64_MAX - i;
+	t.nqueues = LR_METRICS_QUEUES;
+	for (i = 1; i < LR_METRICS_QUEUES; i++)
+		t.queues[i] = (struct lr_metrics_queue){ UINT32_MAX - i, UINT64_MAX - i };
 	render(&idle_agent, &t);
 	check_format();
 	assert_string_equal(value_of("linerate_agent_tests_total"), "18446744073709551615");
@@ -368,6 +409,9 @@ static void test_render_large(void **state)
 	assert_string_equal(value_of("linerate_rx_latency_seconds_count"), "18446744073709551615");
 	assert_string_equal(value_of("linerate_reflect_packets_total"), "9223372036854775808");
 	assert_string_equal(value_of("linerate_tx_queue_packets_total{queue=\"4294967295\"}"), "18446744073709551615");
+	assert_string_equal(value_of("linerate_rx_sent_packets_total"), "18446744073709551615");
+	assert_string_equal(value_of("linerate_rx_queue_packets_total{queue=\"0\"}"), "18446744073709551615");
+	assert_string_equal(value_of("linerate_rx_queue_packets_total{queue=\"63\"}"), "18446744073709551552");
 	/* a rate that reads back exactly */
 	assert_true(strtod(value_of("linerate_tx_packets_per_second"), NULL) == 1.0 / 3);
 	assert_non_null(line_of("linerate_test_info{role=\"\","));
@@ -668,11 +712,12 @@ static void test_cli(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_render_idle),   cmocka_unit_test(test_render_running),
-		cmocka_unit_test(test_render_queues), cmocka_unit_test(test_render_escaping),
-		cmocka_unit_test(test_render_large),  cmocka_unit_test(test_http_parse),
-		cmocka_unit_test(test_http_reply),    cmocka_unit_test(test_seqlock),
-		cmocka_unit_test(test_seqlock_race),  cmocka_unit_test(test_cli),
+		cmocka_unit_test(test_render_idle),	cmocka_unit_test(test_render_running),
+		cmocka_unit_test(test_render_queues),	cmocka_unit_test(test_render_rx_sent),
+		cmocka_unit_test(test_render_escaping), cmocka_unit_test(test_render_large),
+		cmocka_unit_test(test_http_parse),	cmocka_unit_test(test_http_reply),
+		cmocka_unit_test(test_seqlock),		cmocka_unit_test(test_seqlock_race),
+		cmocka_unit_test(test_cli),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
