@@ -132,6 +132,7 @@ struct lr_if_link {
 	int link_nsid;	/* namespace id of @link as seen from ours; -1 when it is our own */
 	int master;	/* IFLA_MASTER: the bridge (or bond) it is a port of; 0 if none */
 	int target_nsid;	/* IFLA_TARGET_NETNSID echoed by the kernel (Linux >= 4.20); -1 if absent */
+	bool xdp_native;	/* a driver-mode XDP program is attached (IFLA_XDP): on a veth, the peer may redirect in */
 	bool have_mac;
 	uint8_t mac[6];	/* IFLA_ADDRESS */
 };
