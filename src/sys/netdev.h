@@ -118,6 +118,11 @@ struct lr_if_channels {
 /* -EOPNOTSUPP when the driver does not report channels. */
 int lr_if_channels(const char *ifname, struct lr_if_channels *out);
 
+/* GRO of the interface in the current namespace (ETHTOOL_GGRO): 0 or -errno. */
+int lr_if_gro(const char *ifname, bool *on);
+/* Switches it (ETHTOOL_SGRO) and reads it back: -EOPNOTSUPP when the device kept the old value. */
+int lr_if_set_gro(const char *ifname, bool on);
+
 /*
  * One RTM_NEWLINK answer: facts beyond struct lr_if (link kind, RFC 2863
  * operational state, the device it is linked to), and what a veth peer's
