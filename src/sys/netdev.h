@@ -192,5 +192,14 @@ const char *lr_xdp_act_name(uint64_t bit);
  * docker-compatible CLI) or a path; remounts /sys for it.
  */
 int lr_netns_enter(const char *spec, char *err, size_t errlen);
+/* RTM_GETNSID: the id the current namespace gives to the one @fd refers to; -1 when it has none. */
+int lr_netns_id(int fd, int *nsid);
+/*
+ * The namespace the current one calls @nsid (a veth's IFLA_LINK_NETNSID), looked for among
+ * /run/netns/NAME, /run/docker/netns/ID and /proc/PID/ns/net, each namespace asked once: 0, an
+ * open fd in @fd and in @label its name, path or "pid:PID" (as --netns takes it); -ENOENT when
+ * none of them is.
+ */
+int lr_netns_find(int nsid, int *fd, char *label, size_t len);
 
 #endif
