@@ -157,10 +157,16 @@ void lr_peer_gro_end_line(const struct lr_prep_result *r, char *buf, size_t len)
 	char at[LR_PREP_DEVICE_MAX + LR_PREP_NETNS_MAX + 16];
 
 	buf[0] = '\0';
-	if (!r->asked || !r->switched_on || !r->released)
+	if (!r->asked)
 		return;
 	where(r, at, sizeof(at));
-	if (r->restored)
+	if (r->action == LR_PREP_NOT_VETH)
+		snprintf(buf, len, "nothing to do: the interface is no veth");
+	else if (r->action == LR_PREP_NONE)
+		snprintf(buf, len, "nothing to do: %s %s", at, r->xdp ? "runs an XDP program" : "had GRO on already");
+	else if (!r->released)
+		snprintf(buf, len, "GRO on at %s for this test", at);
+	else if (r->restored)
 		snprintf(buf, len, "GRO put back %s at %s", r->gro_before ? "on" : "off", at);
 	else if (r->error[0])
 		snprintf(buf, len, "GRO at %s may still be on: %s", at, r->error);
@@ -461,17 +467,24 @@ static void say(int fd, const struct word *w)
 		return;
 }
 
-/* Until the parent lets go (a byte, or its end closed) or dies; its pipe may live on in other children. */
+/*
+ * Until the parent lets go (a byte: true) or dies (its end of the pipe closed, or, while another
+ * child holds a copy of that end, getppid() no longer the parent's: false).
+ */
 static bool wait_parent(const struct guard *g)
 {
 	for (;;) {
 		struct pollfd p = { .fd = g->ctl_fd, .events = POLLIN };
+		ssize_t n;
 		char c;
 
 		if (getppid() != g->parent)
 			return false;
-		if (poll(&p, 1, WATCH_MS) > 0 && (read(g->ctl_fd, &c, 1) >= 0 || errno != EINTR))
-			return true;
+		if (poll(&p, 1, WATCH_MS) <= 0)
+			continue;
+		n = read(g->ctl_fd, &c, 1);
+		if (n >= 0 || errno != EINTR)
+			return n == 1;
 	}
 }
 
@@ -518,7 +531,8 @@ static __attribute__((noreturn)) void guardian(const struct guard *g, const stru
 	if (!told) {
 		/* no one reports for a parent that died: one line where its own lines went */
 		lr_peer_gro_end_line(&w.r, line, sizeof(line));
-		fprintf(stderr, "linerate: --prepare-peer: %s died without letting go: %s\n", g->ifname, line);
+		fprintf(stderr, "linerate: --prepare-peer: the run on %s ended without letting go: %s\n", g->ifname,
+			line);
 	}
 	_exit(0);
 }

@@ -38,7 +38,7 @@ void lr_peer_gro_release(struct lr_peer_gro *p);
 
 /* The line that says what was found and done, for the start of a test ("--prepare-peer: ..."). */
 void lr_peer_gro_start_line(const struct lr_prep_result *r, const char *ifname, char *buf, size_t len);
-/* The line that says how it ended, once released; "" when there is nothing to say. */
+/* What a summary says of it: nothing done, held, put back or left on for others; "" when not asked. */
 void lr_peer_gro_end_line(const struct lr_prep_result *r, char *buf, size_t len);
 
 /* A peer's state file: the device and its GRO as its user had it. */

@@ -92,9 +92,9 @@ static void test_lines(void **state)
 	lr_peer_gro_start_line(&r, "eth0", line, sizeof(line));
 	assert_string_equal(line, "--prepare-peer: GRO switched on at vc1 (netns lrlab-bridge-host), the first hop's "
 				  "veth peer, for this test; it was off");
-	/* not released yet: nothing to say at the end */
+	/* not released yet: held */
 	lr_peer_gro_end_line(&r, line, sizeof(line));
-	assert_string_equal(line, "");
+	assert_string_equal(line, "GRO on at vc1 (netns lrlab-bridge-host) for this test");
 	r.released = r.restored = true;
 	lr_peer_gro_end_line(&r, line, sizeof(line));
 	assert_string_equal(line, "GRO put back off at vc1 (netns lrlab-bridge-host)");
@@ -111,7 +111,11 @@ static void test_lines(void **state)
 	assert_string_equal(line, "--prepare-peer: nothing to do: vc1, the first hop's veth peer, has GRO on already; "
 				  "left as it is");
 	lr_peer_gro_end_line(&r, line, sizeof(line));
+	assert_string_equal(line, "nothing to do: vc1 had GRO on already");
+	r.asked = false;
+	lr_peer_gro_end_line(&r, line, sizeof(line));
 	assert_string_equal(line, "");
+	r.asked = true;
 	r.action = LR_PREP_NOT_VETH;
 	lr_peer_gro_start_line(&r, "br0", line, sizeof(line));
 	assert_string_equal(line, "--prepare-peer has nothing to do: br0 is no veth");
