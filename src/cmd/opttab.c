@@ -232,6 +232,10 @@ const struct lr_opt lr_opts[LR_O_COUNT_ALL] = {
 		       .help = "round trips: a reflector (linerate reflect) at --dst-ip sends every frame back, and "
 			       "this side counts them on -i: round-trip time, and loss, reordering and duplicates "
 			       "in each direction" },
+	[LR_O_PREPARE_PEER] = { CLI("prepare-peer", 0, NULL), .kind = &k_flag,
+				.help = "when -i is a veth whose peer takes no XDP frames (no XDP program, GRO off), "
+					"switch GRO on at the peer for the test and put it back after, whatever the "
+					"engine: live can then send, and AF_XDP sees the same path" },
 	[LR_O_JSON] = { CLI("json", 'j', "FILE"), .kind = &k_path,
 			.help = "write the summary as JSON to FILE (- for stdout)" },
 	[LR_O_QUIET] = { CLI("quiet", 'q', NULL), .kind = &k_flag, .help = "no live lines, the summary only" },

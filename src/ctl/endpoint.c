@@ -724,7 +724,7 @@ static void finish_tx(struct endpoint *e)
 		return;
 	lr_tx_join(e->tx);
 	capture_begin(&cap, true);
-	lr_tx_report(e->tx, NULL, NULL);
+	lr_tx_report(e->tx, NULL, NULL, NULL);
 	capture_end(&cap, &out, &err);
 	e->tx_doc = json_tokener_parse(out);
 	free(out);
