@@ -137,6 +137,8 @@ static const struct lr_kind k_reflect_mode = CHOICE("a mode",
 		  "generic" },
 	{ "native", "the driver's XDP_TX: on a veth the peer must run XDP or have GRO on" },
 	{ "generic", "XDP_TX through the device's normal transmit path: works behind bridges and tunnels" });
+static const struct lr_kind k_yes_no = CHOICE("yes or no",
+	{ "no", "leave the peer as it is" }, { "yes", "as send --prepare-peer" });
 static const struct lr_kind k_clock = CHOICE("a clock rule",
 	{ "auto", "one clock when both ends share a boot (equal boot_id), else an estimated offset" },
 	{ "estimate", "estimate the offset even on one host, to check the estimate against the truth" });
@@ -445,4 +447,7 @@ const struct lr_opt lr_opts[LR_O_COUNT_ALL] = {
 	[LR_O_RUN_CLOCK] = { .metavar = "RULE", INI("clock", TEST), .kind = &k_clock, .def = "auto",
 			     .help = "how the two ends' clocks are put on one time line for latency, when an end "
 				     "runs on an agent" },
+	[LR_O_RUN_PREPARE_PEER] = { .metavar = "yes|no", INI("prepare_peer", TX), .kind = &k_yes_no, .def = "no",
+				    .help = "GRO on at the veth peer of [tx] interface for the whole run, put back "
+					    "after (with [tx] agent, the agent does it for each phase's sender)" },
 };
