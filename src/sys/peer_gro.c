@@ -273,12 +273,24 @@ static int state_write(int fd, const struct lr_peer_gro_state *st)
 	return 0;
 }
 
+/*
+ * The records' directory, made if missing (/run/linerate as scripts/lib.sh makes it for its locks),
+ * and taken only as a real directory of ours that no one else can write: nothing planted there
+ * is ever followed.
+ */
 static int make_dir(char *msg, size_t len)
 {
-	if ((mkdir("/run/linerate", 0700) < 0 && errno != EEXIST) ||
-	    (mkdir(LR_PEER_GRO_DIR, 0700) < 0 && errno != EEXIST)) {
+	struct stat st;
+
+	if ((mkdir("/run/linerate", 0755) < 0 && errno != EEXIST) ||
+	    (mkdir(LR_PEER_GRO_DIR, 0700) < 0 && errno != EEXIST) || lstat(LR_PEER_GRO_DIR, &st) < 0) {
 		snprintf(msg, len, "--prepare-peer: cannot make %s: %s; nothing changed", LR_PEER_GRO_DIR,
 			 strerror(errno));
+		return LR_EXIT_USAGE;
+	}
+	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 0022)) {
+		snprintf(msg, len, "--prepare-peer: %s must be a directory of this user's that no one else can write; "
+			 "nothing changed", LR_PEER_GRO_DIR);
 		return LR_EXIT_USAGE;
 	}
 	return 0;
