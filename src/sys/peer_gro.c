@@ -5,6 +5,7 @@
 #endif
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <poll.h>
 #include <sched.h>
@@ -15,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/file.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -27,6 +29,9 @@
 #define READY_MS	10000	/* for the guardian's first word: a lock another run holds is held for moments */
 #define RELEASE_MS	5000	/* for its last word */
 #define WATCH_MS	200	/* how often it looks whether its parent is still there */
+#ifndef SO_NETNS_COOKIE
+#define SO_NETNS_COOKIE	71	/* Linux 5.14 */
+#endif
 
 /* What the guardian tells its parent: once when it holds GRO on (or found nothing to do), once when done. */
 struct word {
@@ -72,8 +77,8 @@ int lr_peer_gro_state_parse(const char *text, size_t len, struct lr_peer_gro_sta
 		return -EBADMSG;
 	memcpy(buf, text + m, len - m);
 	buf[len - m] = '\0';
-	if (sscanf(buf, "device %16s\ngro %7s\n%n%c", dev, gro, &n, &extra) != 2 || !n || (size_t)n != len - m ||
-	    strlen(dev) >= sizeof(st->device))
+	if (sscanf(buf, "device %16s\nnetns_cookie %" SCNu64 "\ngro %7s\n%n%c", dev, &st->netns_cookie, gro, &n,
+		   &extra) != 3 || !n || (size_t)n != len - m || strlen(dev) >= sizeof(st->device))
 		return -EBADMSG;
 	if (!strcmp(gro, "on"))
 		st->gro = true;
@@ -85,7 +90,8 @@ int lr_peer_gro_state_parse(const char *text, size_t len, struct lr_peer_gro_sta
 
 int lr_peer_gro_state_format(const struct lr_peer_gro_state *st, char *buf, size_t len)
 {
-	int n = snprintf(buf, len, STATE_MAGIC "device %s\ngro %s\n", st->device, st->gro ? "on" : "off");
+	int n = snprintf(buf, len, STATE_MAGIC "device %s\nnetns_cookie %" PRIu64 "\ngro %s\n", st->device,
+			 st->netns_cookie, st->gro ? "on" : "off");
 
 	return n < 0 || (size_t)n >= len ? -ENOSPC : n;
 }
@@ -296,12 +302,29 @@ static int make_dir(char *msg, size_t len)
 	return 0;
 }
 
+/* The current namespace's cookie: unique while the host is up; 0 before Linux 5.14. */
+static uint64_t netns_cookie(void)
+{
+	socklen_t len = sizeof(uint64_t);
+	uint64_t c = 0;
+	int fd;
+
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return 0;
+	if (getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, &c, &len) < 0)
+		c = 0;
+	close(fd);
+	return c;
+}
+
 /*
  * Under the peer's mutex: join the runs that hold GRO on, or switch it on and record how it was,
  * or find nothing to do. Holding, its LOCK_SH on the users file stays taken until put_back().
  */
 static int take(const struct guard *g, struct hold *h, struct lr_prep_result *r, char *msg, size_t len)
 {
+	uint64_t cookie = netns_cookie();
 	struct lr_peer_gro_state st;
 	struct lr_if_link l;
 	int mfd, code, ret;
@@ -331,6 +354,15 @@ static int take(const struct guard *g, struct hold *h, struct lr_prep_result *r,
 		goto out;
 	}
 	ret = state_read(mfd, &st);
+	/*
+	 * A record no one holds may be of a namespace that died: its inode, which the file's name is
+	 * made of, can then be another's now. Its cookie tells; a record of another is dropped.
+	 */
+	if (!ret && cookie && st.netns_cookie && st.netns_cookie != cookie && !flock(h->users_fd, LOCK_EX | LOCK_NB)) {
+		pr_debug("--prepare-peer: %s is the record of a namespace gone; dropped\n", h->state);
+		flock(h->users_fd, LOCK_UN);
+		ret = -ENODATA;
+	}
 	if (!ret) {
 		/*
 		 * A record: runs hold GRO on now, or the last of them died without putting it back.
@@ -359,7 +391,7 @@ static int take(const struct guard *g, struct hold *h, struct lr_prep_result *r,
 			unlink(h->state);
 			goto out;
 		}
-		st = (struct lr_peer_gro_state){ .gro = false };
+		st = (struct lr_peer_gro_state){ .netns_cookie = cookie, .gro = false };
 		snprintf(st.device, sizeof(st.device), "%s", h->device);
 		ret = state_write(mfd, &st);
 		if (ret) {

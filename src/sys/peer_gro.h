@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 #include "util/result.h"
 
@@ -41,13 +42,20 @@ void lr_peer_gro_start_line(const struct lr_prep_result *r, const char *ifname, 
 /* What a summary says of it: nothing done, held, put back or left on for others; "" when not asked. */
 void lr_peer_gro_end_line(const struct lr_prep_result *r, char *buf, size_t len);
 
-/* A peer's state file: the device and its GRO as its user had it. */
+/*
+ * A peer's state file: the device, its namespace's cookie (never reused while the host is up,
+ * unlike the inode its name is made of; 0 when the kernel has none) and its GRO as its user had it.
+ */
 struct lr_peer_gro_state {
 	char device[LR_PREP_DEVICE_MAX];
+	uint64_t netns_cookie;
 	bool gro;
 };
 
-/* "linerate-peer-gro 1\ndevice NAME\ngro on|off\n": 0, -ENODATA when empty, -EBADMSG otherwise. */
+/*
+ * "linerate-peer-gro 1\ndevice NAME\nnetns_cookie N\ngro on|off\n": 0, -ENODATA when empty,
+ * -EBADMSG otherwise.
+ */
 int lr_peer_gro_state_parse(const char *text, size_t len, struct lr_peer_gro_state *st);
 /* The same text into @buf: its length, or -ENOSPC. */
 int lr_peer_gro_state_format(const struct lr_peer_gro_state *st, char *buf, size_t len);

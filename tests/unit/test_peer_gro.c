@@ -16,22 +16,25 @@
 
 static void test_state_round_trip(void **state)
 {
-	struct lr_peer_gro_state a = { .device = "vc1", .gro = false }, b;
+	struct lr_peer_gro_state a = { .device = "vc1", .netns_cookie = 4097, .gro = false }, b;
 	char buf[256];
 	int n;
 
 	(void)state;
 	n = lr_peer_gro_state_format(&a, buf, sizeof(buf));
 	assert_true(n > 0);
-	assert_string_equal(buf, "linerate-peer-gro 1\ndevice vc1\ngro off\n");
+	assert_string_equal(buf, "linerate-peer-gro 1\ndevice vc1\nnetns_cookie 4097\ngro off\n");
 	assert_int_equal(lr_peer_gro_state_parse(buf, (size_t)n, &b), 0);
 	assert_string_equal(b.device, "vc1");
+	assert_int_equal(b.netns_cookie, 4097);
 	assert_false(b.gro);
 	a.gro = true;
+	a.netns_cookie = UINT64_MAX;
 	strcpy(a.device, "abcdefghijklmno");	/* 15 characters: the longest interface name */
 	n = lr_peer_gro_state_format(&a, buf, sizeof(buf));
 	assert_int_equal(lr_peer_gro_state_parse(buf, (size_t)n, &b), 0);
 	assert_string_equal(b.device, "abcdefghijklmno");
+	assert_true(b.netns_cookie == UINT64_MAX);
 	assert_true(b.gro);
 	/* too small a buffer is said, not cut */
 	assert_int_equal(lr_peer_gro_state_format(&a, buf, 20), -ENOSPC);
@@ -40,15 +43,18 @@ static void test_state_round_trip(void **state)
 static void test_state_refused(void **state)
 {
 	static const char *const bad[] = {
-		"linerate-peer-gro 2\ndevice vc1\ngro off\n",	/* another version */
-		"device vc1\ngro off\n",	/* no header */
-		"linerate-peer-gro 1\ndevice vc1\ngro maybe\n",
-		"linerate-peer-gro 1\ndevice vc1\n",	/* cut short: a writer died mid-write */
-		"linerate-peer-gro 1\ndevice vc1\ngro off\nextra\n",
-		"linerate-peer-gro 1\ndevice abcdefghijklmnop\ngro off\n",	/* 16 characters */
+		"linerate-peer-gro 2\ndevice vc1\nnetns_cookie 1\ngro off\n",	/* another version */
+		"device vc1\nnetns_cookie 1\ngro off\n",	/* no header */
+		"linerate-peer-gro 1\ndevice vc1\nnetns_cookie 1\ngro maybe\n",
+		"linerate-peer-gro 1\ndevice vc1\nnetns_cookie 1\n",	/* cut short: a writer died mid-write */
+		"linerate-peer-gro 1\ndevice vc1\ngro off\n",	/* no cookie */
+		"linerate-peer-gro 1\ndevice vc1\nnetns_cookie x\ngro off\n",
+		"linerate-peer-gro 1\ndevice vc1\nnetns_cookie 1\ngro off\nextra\n",
+		"linerate-peer-gro 1\ndevice abcdefghijklmnop\nnetns_cookie 1\ngro off\n",	/* 16 characters */
 		"linerate-peer-gro 1\n",
 		NULL,
 	};
+	static const char nul[] = "linerate-peer-gro 1\ndevice v\0c1\nnetns_cookie 1\ngro off\n";
 	struct lr_peer_gro_state st;
 	unsigned int i;
 
@@ -60,7 +66,7 @@ static void test_state_refused(void **state)
 			fail_msg("taken: '%s'", bad[i]);
 	}
 	/* a NUL inside is no text */
-	assert_int_equal(lr_peer_gro_state_parse("linerate-peer-gro 1\ndevice v\0c1\ngro off\n", 39, &st), -EBADMSG);
+	assert_int_equal(lr_peer_gro_state_parse(nul, sizeof(nul) - 1, &st), -EBADMSG);
 }
 
 static void test_count_holders(void **state)
