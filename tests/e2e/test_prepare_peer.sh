@@ -27,8 +27,14 @@
 #   - a peer whose GRO the user had on: "nothing to do", action none, left on
 #   - two sends sharing vc1: the first to end leaves GRO on (left_on_for 1, not restored), the
 #     second (joined) puts it back
+#   - a run SIGKILLed together with its guardian: GRO stays on and its record stays; the next run
+#     on vc1 takes the record's "off" as the user's setting and puts it back
 #   - linerate run with [tx] prepare_peer = yes, engine live, two rates: every step exact, the JSON's
 #     prepare_peer restored, the table says it, GRO off after
+#   - an agent in c1 (on c1's loopback) as the sender: send --peer --reverse --prepare-peer counts
+#     exactly, the agent's send document (peer.result) says GRO was switched on and put back; run
+#     with [tx] agent and prepare_peer = yes: exact steps, the agent holds it per phase (its log
+#     says each hold and end), GRO off after
 #   - prepare_peer = maybe: run --check exits 2 with one line naming FILE:LINE and the key
 #   - a veth whose peer's namespace cannot be found: exit 2, one line, the peer's GRO unchanged
 set -euo pipefail
@@ -243,6 +249,25 @@ lr_check_cmd "second ended: no record left" records_gone "$KEY"
 lr_show_file "$LR_TMP/first.err"
 lr_show_file "$LR_TMP/second.err"
 
+lr_log "== the guardian killed with its run"
+lr_spawn dead ip netns exec "$C1" "$LINERATE" send -i eth0 --dst-ip 198.18.2.3 --engine live --rate 20k \
+	--duration 20s -q --prepare-peer
+P1=$LR_LAST_PID
+wait_line "$LR_TMP/dead.err" "engine live" 15 "$P1" || lr_die "the sender never started"
+GUARDIAN=$(ps -o pid= --ppid "$P1" | tr -d ' ')
+lr_check "the sender has one child, its guardian" "$(wc -w <<<"$GUARDIAN")" == 1
+kill -KILL "$GUARDIAN" "$P1"
+lr_wait_pid "$P1" 5 || true
+lr_check "both killed: vc1's GRO stays on (no one is left to put it back)" "$(gro "$HNS" vc1)" == on
+lr_check_cmd "both killed: the record stays" test -s "$RECORDS/$KEY.state"
+exchange next "$C1" "$C2" 198.18.2.3 --engine live --rate 50k --prepare-peer
+lr_check "the next run: exit code" "$SEND_RC" == 0
+lr_check "the next run: rx.packets" "$(lr_jget "$LR_TMP/next.recv.json" .rx.packets)" == "$COUNT"
+lr_check "the next run: JSON action, gro_before (from the record), restored" \
+	"$(jq -c '.prepare_peer | [.action, .gro_before, .restored]' "$LR_TMP/next.send.json")" == '["switched_on",false,true]'
+lr_check "the next run: vc1's GRO off, as its user had it" "$(gro "$HNS" vc1)" == off
+lr_check_cmd "the next run: no record left" records_gone "$KEY"
+
 lr_log "== linerate run, [tx] prepare_peer = yes"
 cat >"$LR_TMP/pp.ini" <<EOF
 [test]
@@ -283,6 +308,41 @@ lr_check "prepare_peer = maybe: exit code" "$RC" == 2
 lr_check "prepare_peer = maybe: one line" "$(wc -l <"$LR_TMP/bad.err")" == 1
 lr_check_cmd "prepare_peer = maybe: the line names the file, the line and the key" \
 	grep -q "bad.ini:10: \[tx\] prepare_peer: 'maybe' is not one of no, yes" "$LR_TMP/bad.err"
+
+lr_log "== an agent's sender: send --peer --reverse, and run with [tx] agent"
+lr_spawn agent ip netns exec "$C1" "$LINERATE" agent --listen 127.0.0.1:7546 --ready-file "$LR_TMP/agent.ready"
+AGENT=$LR_LAST_PID
+lr_wait_for_file "$LR_TMP/agent.ready" 15 "$AGENT" || lr_die "the agent never became ready"
+RC=0
+timeout -k 5 60 ip netns exec "$C1" "$LINERATE" send --netns "$C2" -i eth0 --dst-ip 198.18.2.2 --peer 127.0.0.1:7546 \
+	--reverse --engine live --prepare-peer --count "$COUNT" --rate 50k -q --json "$LR_TMP/rev.json" \
+	>"$LR_TMP/rev.out" 2>"$LR_TMP/rev.err" || RC=$?
+lr_show_file "$LR_TMP/rev.err"
+lr_check "--reverse: exit code" "$RC" == 0
+lr_check "--reverse: rx.packets (here)" "$(lr_jget "$LR_TMP/rev.json" .rx.packets)" == "$COUNT"
+lr_check "--reverse: rx.lost" "$(lr_jget "$LR_TMP/rev.json" .rx.lost)" == 0
+lr_check "--reverse: the agent's document says it switched GRO on and put it back" \
+	"$(jq -c '.peer.result | [.engine, .prepare_peer.action, .prepare_peer.netns, .prepare_peer.restored]' "$LR_TMP/rev.json")" \
+	== "[\"live\",\"switched_on\",\"$HNS\",true]"
+lr_check_cmd "--reverse: the agent's summary says so" grep -q "^  prepare   GRO put back off at vc1" "$LR_TMP/rev.err"
+lr_check "--reverse: vc1's GRO off after" "$(gro "$HNS" vc1)" == off
+sed -e '/^netns = .*c1$/d' -e '/^\[tx\]$/a agent = 127.0.0.1:7546' "$LR_TMP/pp.ini" >"$LR_TMP/agent.ini"
+RC=0
+timeout -k 5 120 ip netns exec "$C1" "$LINERATE" run "$LR_TMP/agent.ini" --json "$LR_TMP/arun.json" \
+	>"$LR_TMP/arun.out" 2>"$LR_TMP/arun.err" || RC=$?
+lr_show_file "$LR_TMP/arun.err"
+lr_check "run with [tx] agent: exit code" "$RC" == 0
+lr_check "run with [tx] agent: every step exact" \
+	"$(jq '[.steps[] | select(.rx.lost == 0 and .rx.packets == .rx.sent and .rx.packets > 0)] | length' "$LR_TMP/arun.json")" == 2
+lr_check "run with [tx] agent: JSON prepare_peer (the last phase's)" \
+	"$(jq -c '.prepare_peer | [.action, .device, .restored]' "$LR_TMP/arun.json")" == '["switched_on","vc1",true]'
+lr_check "run with [tx] agent: vc1's GRO off after" "$(gro "$HNS" vc1)" == off
+kill -TERM "$AGENT"
+lr_wait_pid "$AGENT" 10 || true
+lr_check "the agent logged each hold and its end" \
+	"$(grep -c -e "--prepare-peer: GRO switched on at vc1" -e "--prepare-peer: GRO put back off at vc1" "$LR_TMP/agent.err")" \
+	== 10
+lr_check_cmd "no record left" records_gone "$KEY"
 
 lr_log "== a peer in a namespace nothing names"
 lr_netns_add NSA a
