@@ -432,27 +432,25 @@ out:
 /* How many others hold the users file (LOCK_SH), from /proc/locks; 0 when it cannot be told. */
 static unsigned int others(int fd)
 {
-	char *buf = NULL;
-	size_t cap = 0, n = 0;
+	size_t cap = 65536, n = 0, got;
 	unsigned int k = 0;
 	struct stat st;
+	char *buf;
 	FILE *f;
 
 	if (fstat(fd, &st) || !(f = fopen("/proc/locks", "re")))
 		return 0;
-	for (;;) {
-		if (n + 4096 + 1 > cap) {
-			char *b = realloc(buf, cap = cap ? 2 * cap : 16384);
+	buf = malloc(cap);
+	/* the file is generated as it is read: read to its end, growing the buffer */
+	while (buf && (got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
+		n += got;
+		if (n + 1 == cap) {
+			char *b = realloc(buf, cap *= 2);
 
 			if (!b)
-				break;
+				free(buf);
 			buf = b;
 		}
-		size_t got = fread(buf + n, 1, cap - n - 1, f);
-
-		n += got;
-		if (!got)
-			break;
 	}
 	fclose(f);
 	if (buf) {
