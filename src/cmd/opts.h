@@ -63,6 +63,7 @@ struct lr_send_opts {
 	bool loops_set;
 	bool stamp;	/* write the probe into replayed UDP frames so recv counts them */
 	bool rtt;	/* round trips: frames a reflector sends back, counted on this interface */
+	bool prepare_peer;	/* GRO on at the veth peer for the test (its caller holds it: sys/peer_gro.h) */
 	/* --peer: the far end run by an agent */
 	char peer[LR_HOSTPORT_MAX];
 	char peer_ifname[IF_NAMESIZE];

@@ -137,6 +137,8 @@ static const struct lr_kind k_reflect_mode = CHOICE("a mode",
 		  "generic" },
 	{ "native", "the driver's XDP_TX: on a veth the peer must run XDP or have GRO on" },
 	{ "generic", "XDP_TX through the device's normal transmit path: works behind bridges and tunnels" });
+static const struct lr_kind k_yes_no = CHOICE("yes or no",
+	{ "no", "leave the peer as it is" }, { "yes", "as send --prepare-peer" });
 static const struct lr_kind k_clock = CHOICE("a clock rule",
 	{ "auto", "one clock when both ends share a boot (equal boot_id), else an estimated offset" },
 	{ "estimate", "estimate the offset even on one host, to check the estimate against the truth" });
@@ -232,6 +234,10 @@ const struct lr_opt lr_opts[LR_O_COUNT_ALL] = {
 		       .help = "round trips: a reflector (linerate reflect) at --dst-ip sends every frame back, and "
 			       "this side counts them on -i: round-trip time, and loss, reordering and duplicates "
 			       "in each direction" },
+	[LR_O_PREPARE_PEER] = { CLI("prepare-peer", 0, NULL), .kind = &k_flag,
+				.help = "when -i is a veth whose peer takes no XDP frames (no XDP program, GRO off), "
+					"switch GRO on at the peer for the test and put it back after, whatever the "
+					"engine: live can then send, and AF_XDP sees the same path" },
 	[LR_O_JSON] = { CLI("json", 'j', "FILE"), .kind = &k_path,
 			.help = "write the summary as JSON to FILE (- for stdout)" },
 	[LR_O_QUIET] = { CLI("quiet", 'q', NULL), .kind = &k_flag, .help = "no live lines, the summary only" },
@@ -441,4 +447,7 @@ const struct lr_opt lr_opts[LR_O_COUNT_ALL] = {
 	[LR_O_RUN_CLOCK] = { .metavar = "RULE", INI("clock", TEST), .kind = &k_clock, .def = "auto",
 			     .help = "how the two ends' clocks are put on one time line for latency, when an end "
 				     "runs on an agent" },
+	[LR_O_RUN_PREPARE_PEER] = { .metavar = "yes|no", INI("prepare_peer", TX), .kind = &k_yes_no, .def = "no",
+				    .help = "GRO on at the veth peer of [tx] interface for the whole run, put back "
+					    "after (with [tx] agent, the agent does it for each phase's sender)" },
 };

@@ -15,6 +15,7 @@
 #include "ctl/peer.h"
 #include "rx/rx.h"
 #include "sys/netdev.h"
+#include "sys/peer_gro.h"
 #include "tx/frame.h"
 #include "tx/rate.h"
 #include "tx/tx.h"
@@ -62,6 +63,7 @@ static const struct lr_bind send_binds[] = {
 	BIND(LR_O_LOOPS, loops, 0, AT(loops_set)),
 	BIND(LR_O_STAMP, stamp),
 	BIND(LR_O_RTT, rtt),
+	BIND(LR_O_PREPARE_PEER, prepare_peer),
 	BIND(LR_O_PEER, peer),
 	BIND(LR_O_PEER_IFACE, peer_ifname),
 	BIND(LR_O_PEER_NETNS, peer_netns),
@@ -313,9 +315,29 @@ static int rtt_end(const struct lr_send_opts *o, struct lr_rx *rx, const struct 
 	return 0;
 }
 
+/*
+ * --prepare-peer: GRO on at the veth peer before the engine is chosen (so auto can take live), and
+ * before any thread exists (the guardian is forked). Its line goes before the engine's.
+ */
+static int prepare_peer(const struct lr_send_opts *o, struct lr_peer_gro *pg)
+{
+	char err[512], line[512];
+	int ret;
+
+	ret = lr_peer_gro_hold(o->ifname, pg, err, sizeof(err));
+	if (ret)
+		return lr_fail(ret, "send", "%s", err);
+	if (!o->silent) {
+		lr_peer_gro_start_line(&pg->r, o->ifname, line, sizeof(line));
+		fprintf(stderr, "linerate send: %s\n", line);
+	}
+	return 0;
+}
+
 /* The local send, with the agent's receiver around it when there is one. */
 static int send_here(const struct lr_send_opts *o, struct lr_peer *peer)
 {
+	struct lr_peer_gro pg = { .pid = 0 };
 	struct lr_pcap_writer *pw = NULL;
 	struct lr_sampler *smp = NULL;
 	struct lr_tx *c = NULL;
@@ -329,6 +351,8 @@ static int send_here(const struct lr_send_opts *o, struct lr_peer *peer)
 	/* the capture file first: an unwritable path fails before any interface is touched */
 	if (o->pcap[0] && lr_pcap_open(o->pcap, o->pcap_max_bytes, 0, &pw, err, sizeof(err)))
 		return lr_fail(LR_EXIT_USAGE, "send", "--pcap: %s", err);
+	if (o->prepare_peer && (ret = prepare_peer(o, &pg)))
+		goto fail;
 	/* the agent's receiver, or with --rtt its reflector (then our own receiver counts what comes back) */
 	if (peer && (ret = lr_peer_prepare(peer)))
 		goto fail;
@@ -352,8 +376,11 @@ static int send_here(const struct lr_send_opts *o, struct lr_peer *peer)
 	}
 	if (peer)
 		lr_peer_collect(peer);
+	/* the workers are done: the peer goes back before the report, which says how it went */
+	lr_peer_gro_release(&pg);
 	if (!ret)
-		ret = lr_tx_report(c, peer ? lr_peer_json(peer) : NULL, have_rtt ? &rtt : NULL);
+		ret = lr_tx_report(c, peer ? lr_peer_json(peer) : NULL, have_rtt ? &rtt : NULL,
+				   o->prepare_peer ? &pg.r : NULL);
 	if (smp) {
 		uint64_t dropped = lr_sampler_dropped(smp);
 
@@ -382,6 +409,7 @@ fail:
 		lr_pcap_abort(pw);
 	lr_tx_close(c);
 	lr_rx_end(&rx);
+	lr_peer_gro_release(&pg);
 	return ret;
 }
 

@@ -23,6 +23,7 @@
 #include "rx/report.h"
 #include "rx/rx.h"
 #include "sys/netdev.h"
+#include "sys/peer_gro.h"
 #include "tx/frame.h"
 #include "tx/tx.h"
 #include "util/clock.h"
@@ -60,6 +61,7 @@ struct endpoint {
 	struct lr_tx *tx;
 	bool started, finished;
 	struct json_object *tx_doc;	/* its send document, once finished */
+	struct lr_peer_gro pg;	/* prepare_peer: GRO held on at the interface's veth peer until the sender is done */
 	char *tx_summary;	/* its summary lines, once finished */
 	/* reflector (send --peer --rtt's far end): it reflects from its prepare to the test's end */
 	struct lr_reflect_opts fo;
@@ -628,6 +630,16 @@ static struct json_object *on_prepare_tx(struct endpoint *e, struct json_object 
 	m = prepare_common(e, "tx", e->to.netns, e->to.ifname, address, route);
 	if (m)
 		return refused(e, m, LR_EXIT_USAGE);
+	/* before the sender's engine is chosen, and before it has a thread: the guardian is forked */
+	if (e->to.prepare_peer) {
+		char line[512];
+
+		ret = lr_peer_gro_hold(e->to.ifname, &e->pg, err, sizeof(err));
+		if (ret)
+			return refused(e, lr_msg_error(ret, "%s", err), ret);
+		lr_peer_gro_start_line(&e->pg.r, e->to.ifname, line, sizeof(line));
+		elog(e, "%s: %s", e->so->peer, line);
+	}
 	/* the policy said yes to this interface; the library's own check must not say no again */
 	e->to.allow_physical = true;
 	e->to.quiet = true;
@@ -637,6 +649,8 @@ static struct json_object *on_prepare_tx(struct endpoint *e, struct json_object 
 	capture_begin(&cap, false);
 	ret = lr_tx_open(&e->to, 0, e->to.flows, &e->tx);
 	capture_end(&cap, NULL, &text);
+	if (ret)
+		lr_peer_gro_release(&e->pg);
 	m = ret ? refused(e, lr_msg_error(ret, "%s", last_line(text)), ret) : ready(e, ROLE_TX, last_line(text), e->to.ifname);
 	free(text);
 	return m;
@@ -728,8 +742,16 @@ static void finish_tx(struct endpoint *e)
 	if (e->finished || !e->started)
 		return;
 	lr_tx_join(e->tx);
+	/* the test is over for the peer: put back before the report, which says how it went */
+	if (e->pg.pid) {
+		char line[512];
+
+		lr_peer_gro_release(&e->pg);
+		lr_peer_gro_end_line(&e->pg.r, line, sizeof(line));
+		elog(e, "%s: --prepare-peer: %s", e->so->peer, line);
+	}
 	capture_begin(&cap, true);
-	lr_tx_report(e->tx, NULL, NULL);
+	lr_tx_report(e->tx, NULL, NULL, e->to.prepare_peer ? &e->pg.r : NULL);
 	capture_end(&cap, &out, &err);
 	e->tx_doc = json_tokener_parse(out);
 	free(out);
@@ -1008,6 +1030,8 @@ static void end_test(struct endpoint *e, const char *why)
 	}
 	lr_tx_close(e->tx);
 	e->tx = NULL;
+	/* a sender that never started (or a session cut short): its hold goes too */
+	lr_peer_gro_release(&e->pg);
 	json_object_put(e->tx_doc);
 	e->tx_doc = NULL;
 	free(e->tx_summary);

@@ -61,6 +61,7 @@ static const struct optkey tx_keys[] = {
 	{ "dst_port", LR_O_DST_PORT },
 	{ "batch", LR_O_BATCH },
 	{ "latency_every", LR_O_LATENCY_EVERY, true },
+	{ "prepare_peer", LR_O_PREPARE_PEER, true },	/* version 5 */
 	{ NULL }
 };
 

@@ -88,6 +88,7 @@ static const struct key_bind binds[] = {
 	CFG(LR_SEC_TX, LR_O_TX_PCAP_EVERY, tx_pcap_every),
 	CFG(LR_SEC_TX, LR_O_RUN_AGENT, tx_agent),
 	CFG(LR_SEC_TX, LR_O_RUN_TOKEN_FILE, tx_token_file),
+	CFG(LR_SEC_TX, LR_O_RUN_PREPARE_PEER, prepare_peer),
 	DEF(LR_SEC_TX | LR_SEC_STREAM, LR_O_DST_IP, dst_ip, LR_AT(struct sdef, dst_family)),
 	DEF(LR_SEC_TX | LR_SEC_STREAM, LR_O_SRC_IP, src_ip, LR_AT(struct sdef, src_family)),
 	DEF(LR_SEC_TX | LR_SEC_STREAM, LR_O_DST_MAC, dst_mac),

@@ -84,6 +84,7 @@ struct lr_cfg {
 	bool tx_route;
 	uint64_t count;	/* not of the file (the matrix's): frames per window; 0: the window's duration alone */
 	unsigned int tx_pcap_every;	/* one in K; 0: the first LR_PCAP_DEFAULT_COUNT of each step */
+	bool prepare_peer;	/* GRO on at the veth peer of tx_ifname for the run (send --prepare-peer) */
 	/* [rx] */
 	char rx_ifname[IF_NAMESIZE];
 	char rx_pcap[LR_PATH_MAX];

@@ -66,6 +66,8 @@ void lr_run_stream_opts(const struct lr_run *r, const struct lr_cfg_stream *st, 
 	/* a remote sender enters [tx] netns on the agent's host; a local one runs where run entered it */
 	if (r->tx_ctl)
 		snprintf(o->netns, sizeof(o->netns), "%s", cfg->tx_netns);
+	/* a local sender's peer is held by run itself, once for every phase */
+	o->prepare_peer = r->tx_ctl && cfg->prepare_peer;
 }
 
 static void guess_limit(struct lr_step *s)

@@ -183,6 +183,9 @@ int lr_run_remote_tx(struct lr_run *r, const struct lr_send_opts *o, uint64_t wi
 							     LR_ENGINE_PACKET;
 		r->banner_done = true;
 	}
+	/* the agent held the peer's GRO for this phase: the last phase's word is the one that stands */
+	if (r->cfg->prepare_peer && lr_prep_result_get(doc, &r->prep, err, sizeof(err)))
+		pr_warn("linerate run: [tx] agent: its prepare_peer: %s\n", err);
 	if (s) {
 		ret = lr_tx_result_get(doc, &s->tx, err, sizeof(err));
 		if (ret) {

@@ -129,6 +129,7 @@ int lr_run_write_json(const struct lr_run *r)
 	json_object_object_add(root, "engine", json_object_new_string(r->tx_engine ? r->tx_engine : ""));
 	json_object_object_add(root, "tx_mode", json_object_new_string(lr_run_tx_mode(r)));
 	json_object_object_add(root, "rx", json_object_new_string(r->rx.line));
+	lr_prep_result_put(root, &r->prep);
 	for (i = 0; i < r->nsteps; i++)
 		json_object_array_add(steps, step_json(&r->steps[i]));
 	json_object_object_add(root, "steps", steps);
@@ -290,6 +291,14 @@ void lr_run_print_table(const struct lr_run *r)
 	if (lr_run_mode_rtt(cfg->mode))
 		fprintf(out, "round trips: rx pps is the return counted on %s; loss is both ways; p50 and p99 are "
 			"round-trip times\n", cfg->tx_ifname);
+	/* the path measured: GRO on at the peer puts NAPI and GRO where the backlog was */
+	if (r->prep.asked) {
+		char start[512], end[512];
+
+		lr_peer_gro_start_line(&r->prep, cfg->tx_ifname, start, sizeof(start));
+		lr_peer_gro_end_line(&r->prep, end, sizeof(end));
+		fprintf(out, "%s (at the end: %s)\n", start, end);
+	}
 	print_steps(out, r);
 	print_where(out, r);
 	if (lr_run_mode_search(cfg->mode))

@@ -142,6 +142,35 @@ static int verdict(const struct lr_run *r)
 	return LR_EXIT_OK;
 }
 
+/* [tx] prepare_peer with a local sender: GRO on at the peer of [tx] interface, said in one line. */
+static int hold_peer(struct lr_run *r, char *err, size_t errlen)
+{
+	char line[512];
+	int ret;
+
+	ret = lr_peer_gro_hold(r->cfg->tx_ifname, &r->pg, err, errlen);
+	if (ret)
+		return lr_run_fail(r, ret, "[tx] %s", err);
+	r->prep = r->pg.r;
+	lr_peer_gro_start_line(&r->prep, r->cfg->tx_ifname, line, sizeof(line));
+	fprintf(stderr, "linerate run: %s\n", line);
+	return 0;
+}
+
+/* After the last step: put back (a remote sender's agent did after each phase), and say how it went. */
+static void release_peer(struct lr_run *r)
+{
+	char line[512];
+
+	if (!r->tx_ctl) {
+		lr_peer_gro_release(&r->pg);
+		r->prep = r->pg.r;
+	}
+	lr_peer_gro_end_line(&r->prep, line, sizeof(line));
+	if (line[0])
+		fprintf(stderr, "linerate run: --prepare-peer: %s\n", line);
+}
+
 /* The steps, after the receiver started; the report of those that finished. */
 static int measure(struct lr_run *r, char *err, size_t errlen)
 {
@@ -163,7 +192,15 @@ static int measure(struct lr_run *r, char *err, size_t errlen)
 	/* a remote sender's netns is the agent's: it enters it itself */
 	if (!r->tx_ctl && cfg->tx_netns[0] && lr_netns_enter(cfg->tx_netns, err, errlen))
 		return lr_fail(LR_EXIT_USAGE, "run", "[tx] %s", err);
+	/* once for every step, before any thread (the keepalives start in lr_run_steps()) */
+	if (!r->tx_ctl && cfg->prepare_peer) {
+		ret = hold_peer(r, err, errlen);
+		if (ret)
+			return ret;
+	}
 	ret = lr_run_steps(r);
+	if (cfg->prepare_peer)
+		release_peer(r);
 	if (r->nsteps) {
 		lr_run_print_table(r);
 		if (o->json[0] && lr_run_write_json(r) && !ret)

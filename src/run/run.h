@@ -14,6 +14,7 @@
 #include "run/config.h"
 #include "run/search.h"
 #include "sys/counters.h"
+#include "sys/peer_gro.h"
 #include "util/result.h"
 
 #define LR_RUN_MAX_STEPS 4096
@@ -83,6 +84,9 @@ struct lr_run {
 	unsigned int nsteps;
 	struct lr_run_search searches[LR_CFG_MAX_SIZES];
 	unsigned int nsearch;
+	/* [tx] prepare_peer: held here for the whole run (a local sender), or by the agent per phase */
+	struct lr_peer_gro pg;
+	struct lr_prep_result prep;	/* what was done: pg.r, or the last remote phase's */
 	struct lr_pcap_writer *pcap;	/* [tx] pcap: samples of every measured window */
 	struct lr_sampler *sampler;
 	bool banner_done;

@@ -256,30 +256,6 @@ out:
 	return ret;
 }
 
-static int nsid_parse_msg(const struct nlmsghdr *m, void *arg)
-{
-	const struct nlattr *tb[NETNSA_MAX + 1];
-	int err;
-
-	err = lr_nl_parse(m, RTM_NEWNSID, sizeof(struct rtgenmsg), tb, MNL_ARRAY_SIZE(tb));
-	if (err)
-		return err;
-	/* An answer without the id says nothing about it. */
-	return lr_nl_attr_get(tb[NETNSA_NSID], arg, sizeof(int32_t)) ? -ENOENT : 0;
-}
-
-/* RTM_GETNSID: the id the current namespace gives to the one @fd refers to; -1 when it has none. */
-static int nsid_of(int fd, int *nsid)
-{
-	struct lr_nl_req req;
-	struct rtgenmsg *g;
-
-	g = lr_nl_req_init(&req, RTM_GETNSID, 0, sizeof(*g));
-	g->rtgen_family = AF_UNSPEC;
-	mnl_attr_put_u32(&req.nh, NETNSA_FD, (uint32_t)fd);
-	return lr_nl_talk(NETLINK_ROUTE, &req, nsid_parse_msg, nsid);
-}
-
 /* The name under /run/netns of the namespace that the current one calls @nsid; "" when none is. */
 static void netns_name_of(int nsid, char *name, size_t len)
 {
@@ -298,7 +274,7 @@ static void netns_name_of(int nsid, char *name, size_t len)
 		fd = openat(dirfd(d), de->d_name, O_RDONLY | O_CLOEXEC);
 		if (fd < 0)
 			continue;
-		if (!nsid_of(fd, &id) && id == nsid)
+		if (!lr_netns_id(fd, &id) && id == nsid)
 			snprintf(name, len, "%s", de->d_name);
 		close(fd);
 		if (name[0])
@@ -469,7 +445,7 @@ int lr_container_veth_find(const struct lr_container_spec *spec, struct lr_conta
 	}
 	/* Which namespace the container calls ours; the peer is here when the ids agree. */
 	if (!same) {
-		ret = nsid_of(self_fd, &our_id);
+		ret = lr_netns_id(self_fd, &our_id);
 		if (ret) {
 			lr_msg(err, errlen, "%s: cannot ask for namespace ids (RTM_GETNSID): %s", where,
 			       strerror(-ret));

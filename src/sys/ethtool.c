@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* ethtool ioctls: the driver's name, its counters (ETH_SS_STATS) and its channel counts. */
+/* ethtool ioctls: the driver's name, its counters (ETH_SS_STATS), its channel counts and its GRO switch. */
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
@@ -202,4 +202,30 @@ int lr_if_channels(const char *ifname, struct lr_if_channels *out)
 	out->other = ch.other_count;
 	out->combined = ch.combined_count;
 	return 0;
+}
+
+int lr_if_gro(const char *ifname, bool *on)
+{
+	struct ethtool_value v = { .cmd = ETHTOOL_GGRO };
+	int err;
+
+	err = ethtool_ioctl(ifname, &v);
+	if (!err)
+		*on = v.data != 0;
+	return err;
+}
+
+int lr_if_set_gro(const char *ifname, bool on)
+{
+	struct ethtool_value v = { .cmd = ETHTOOL_SGRO, .data = on };
+	bool now = !on;
+	int err;
+
+	err = ethtool_ioctl(ifname, &v);
+	/* a feature the device cannot change is refused quietly: the kernel keeps the old value */
+	if (!err)
+		err = lr_if_gro(ifname, &now);
+	if (!err && now != on)
+		err = -EOPNOTSUPP;
+	return err;
 }

@@ -30,7 +30,8 @@ static int link_parse_msg(const struct nlmsghdr *m, void *arg)
 	const struct ifinfomsg *ifi = mnl_nlmsg_get_payload(m);
 	const struct link_query *q = arg;
 	struct lr_if_link *l = q->out;
-	uint8_t oper = 0;
+	uint8_t oper = 0, attached = XDP_ATTACHED_NONE;
+	uint32_t drv_id = 0;
 	int err;
 
 	err = lr_nl_parse(m, RTM_NEWLINK, sizeof(*ifi), tb, MNL_ARRAY_SIZE(tb));
@@ -54,15 +55,12 @@ static int link_parse_msg(const struct nlmsghdr *m, void *arg)
 		lr_nl_parse_nested(tb[IFLA_LINKINFO], li, MNL_ARRAY_SIZE(li));
 		lr_nl_attr_str(li[IFLA_INFO_KIND], l->kind, sizeof(l->kind));
 	}
+	/* generic (SKB-mode) XDP does not count: only a driver-mode program gives a veth its NAPI */
 	if (tb[IFLA_XDP]) {
-		uint8_t att = XDP_ATTACHED_NONE;
-		uint32_t drv_id = 0;
-
 		lr_nl_parse_nested(tb[IFLA_XDP], xa, MNL_ARRAY_SIZE(xa));
-		lr_nl_attr_get(xa[IFLA_XDP_ATTACHED], &att, sizeof(att));
+		lr_nl_attr_get(xa[IFLA_XDP_ATTACHED], &attached, sizeof(attached));
 		lr_nl_attr_get(xa[IFLA_XDP_DRV_PROG_ID], &drv_id, sizeof(drv_id));
-		/* several programs (MULTI) name the driver's by its own id */
-		l->xdp_native = att == XDP_ATTACHED_DRV || (att == XDP_ATTACHED_MULTI && drv_id);
+		l->xdp_native = attached == XDP_ATTACHED_DRV || (attached == XDP_ATTACHED_MULTI && drv_id);
 	}
 	return 0;
 }

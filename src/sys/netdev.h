@@ -118,6 +118,11 @@ struct lr_if_channels {
 /* -EOPNOTSUPP when the driver does not report channels. */
 int lr_if_channels(const char *ifname, struct lr_if_channels *out);
 
+/* GRO of the interface in the current namespace (ETHTOOL_GGRO): 0 or -errno. */
+int lr_if_gro(const char *ifname, bool *on);
+/* Switches it (ETHTOOL_SGRO) and reads it back: -EOPNOTSUPP when the device kept the old value. */
+int lr_if_set_gro(const char *ifname, bool on);
+
 /*
  * One RTM_NEWLINK answer: facts beyond struct lr_if (link kind, RFC 2863
  * operational state, the device it is linked to), and what a veth peer's
@@ -132,9 +137,9 @@ struct lr_if_link {
 	int link_nsid;	/* namespace id of @link as seen from ours; -1 when it is our own */
 	int master;	/* IFLA_MASTER: the bridge (or bond) it is a port of; 0 if none */
 	int target_nsid;	/* IFLA_TARGET_NETNSID echoed by the kernel (Linux >= 4.20); -1 if absent */
+	bool xdp_native;	/* a driver-mode XDP program is attached (IFLA_XDP): on a veth, the peer may redirect in */
 	bool have_mac;
 	uint8_t mac[6];	/* IFLA_ADDRESS */
-	bool xdp_native;	/* an XDP program is attached in native (driver) mode (IFLA_XDP) */
 };
 
 int lr_if_link_get(const struct lr_if *ifc, struct lr_if_link *out);
@@ -187,5 +192,14 @@ const char *lr_xdp_act_name(uint64_t bit);
  * docker-compatible CLI) or a path; remounts /sys for it.
  */
 int lr_netns_enter(const char *spec, char *err, size_t errlen);
+/* RTM_GETNSID: the id the current namespace gives to the one @fd refers to; -1 when it has none. */
+int lr_netns_id(int fd, int *nsid);
+/*
+ * The namespace the current one calls @nsid (a veth's IFLA_LINK_NETNSID), looked for among
+ * /run/netns/NAME, /run/docker/netns/ID and /proc/PID/ns/net, each namespace asked once: 0, an
+ * open fd in @fd and in @label its name, path or "pid:PID" (as --netns takes it); -ENOENT when
+ * none of them is.
+ */
+int lr_netns_find(int nsid, int *fd, char *label, size_t len);
 
 #endif

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* Entering a network namespace the way `ip netns exec` does, with a /sys that shows it. */
+/* Network namespaces: entering one the way `ip netns exec` does (with a /sys that shows it), ids and finding one by id. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE	/* setns(), unshare() */
 #endif
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -13,16 +15,32 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
 
 #include <linux/magic.h>
+#include <linux/net_namespace.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
 
 #include "sys/container.h"
 #include "sys/netdev.h"
+#include "sys/nl.h"
 #include "util/log.h"
 
 #define NETNS_RUN_DIR "/run/netns"
+#define DOCKER_NETNS_DIR "/run/docker/netns"
+
+/* The namespaces seen so far by a search: each is asked for its id once, however many files name it. */
+struct seen {
+	size_t n, cap;
+	struct seen_ns {
+		dev_t dev;
+		ino_t ino;
+	} *ns;
+};
 
 
 /* NAME, pid:PID, container:NAME or /absolute/path to the file that names the namespace. */
@@ -182,5 +200,122 @@ int lr_netns_enter(const char *spec, char *err, size_t errlen)
 	pr_debug("entered network namespace '%s' (%s)\n", spec, path);
 out:
 	close(fd);
+	return ret;
+}
+
+static int nsid_parse_msg(const struct nlmsghdr *m, void *arg)
+{
+	const struct nlattr *tb[NETNSA_MAX + 1];
+	int err;
+
+	err = lr_nl_parse(m, RTM_NEWNSID, sizeof(struct rtgenmsg), tb, MNL_ARRAY_SIZE(tb));
+	if (err)
+		return err;
+	/* An answer without the id says nothing about it. */
+	return lr_nl_attr_get(tb[NETNSA_NSID], arg, sizeof(int32_t)) ? -ENOENT : 0;
+}
+
+int lr_netns_id(int fd, int *nsid)
+{
+	struct lr_nl_req req;
+	struct rtgenmsg *g;
+
+	g = lr_nl_req_init(&req, RTM_GETNSID, 0, sizeof(*g));
+	g->rtgen_family = AF_UNSPEC;
+	mnl_attr_put_u32(&req.nh, NETNSA_FD, (uint32_t)fd);
+	return lr_nl_talk(NETLINK_ROUTE, &req, nsid_parse_msg, nsid);
+}
+
+/* True when @st's namespace was seen before; else it is added (an allocation failure: seen, so skipped). */
+static bool seen_before(struct seen *s, const struct stat *st)
+{
+	size_t i;
+
+	for (i = 0; i < s->n; i++)
+		if (s->ns[i].dev == st->st_dev && s->ns[i].ino == st->st_ino)
+			return true;
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 64;
+		struct seen_ns *ns = realloc(s->ns, cap * sizeof(*ns));
+
+		if (!ns)
+			return true;
+		s->ns = ns;
+		s->cap = cap;
+	}
+	s->ns[s->n++] = (struct seen_ns){ st->st_dev, st->st_ino };
+	return false;
+}
+
+/* @path when it names a namespace not seen yet whose id is @nsid: its fd, else -1. */
+static int try_path(const char *path, int nsid, struct seen *s)
+{
+	struct stat st;
+	int fd, id = -1;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) || seen_before(s, &st) || lr_netns_id(fd, &id) || id != nsid) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Every entry of @dir as DIR/ENTRY@suffix (only numeric entries with @numeric); the first that is @nsid. */
+static int scan_dir(const char *dir, const char *suffix, bool numeric, int nsid, struct seen *s, char *path,
+		    size_t len)
+{
+	struct dirent *de;
+	int fd = -1;
+	DIR *d;
+
+	d = opendir(dir);
+	if (!d)
+		return -1;
+	while (fd < 0 && (de = readdir(d))) {
+		if (de->d_name[0] == '.' || (numeric && !isdigit((unsigned char)de->d_name[0])))
+			continue;
+		if ((size_t)snprintf(path, len, "%s/%s%s", dir, de->d_name, suffix) >= len)
+			continue;
+		fd = try_path(path, nsid, s);
+	}
+	closedir(d);
+	return fd;
+}
+
+int lr_netns_find(int nsid, int *fd, char *label, size_t len)
+{
+	struct seen s = { 0 };
+	char path[PATH_MAX];
+	struct stat self;
+	int ret = 0;
+
+	*fd = -1;
+	label[0] = '\0';
+	/* our own namespace is not the one sought: a peer here has no namespace id */
+	if (!stat("/proc/thread-self/ns/net", &self))
+		seen_before(&s, &self);
+	/* names first, so a message can say the one the user knows */
+	*fd = scan_dir(NETNS_RUN_DIR, "", false, nsid, &s, path, sizeof(path));
+	if (*fd >= 0) {
+		snprintf(label, len, "%s", path + sizeof(NETNS_RUN_DIR));
+		goto out;
+	}
+	*fd = scan_dir(DOCKER_NETNS_DIR, "", false, nsid, &s, path, sizeof(path));
+	if (*fd < 0)
+		*fd = scan_dir("/proc", "/ns/net", true, nsid, &s, path, sizeof(path));
+	if (*fd < 0) {
+		ret = -ENOENT;
+		goto out;
+	}
+	/* /proc/PID/ns/net as --netns spells it */
+	if (!strncmp(path, "/proc/", 6))
+		snprintf(label, len, "pid:%.*s", (int)strcspn(path + 6, "/"), path + 6);
+	else
+		snprintf(label, len, "%s", path);
+out:
+	free(s.ns);
 	return ret;
 }

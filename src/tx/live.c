@@ -154,7 +154,8 @@ static int live_probe(const struct lr_if *ifc, const struct lr_send_opts *o, cha
 	if (!ret && !(feat.features & LR_XDP_ACT_NDO_XMIT)) {
 		if (!strcmp(ifc->driver, "veth"))
 			snprintf(why, len, "live: %s cannot take XDP frames until its veth peer runs XDP or GRO "
-				 "(start linerate recv on the peer, or ethtool -K PEER gro on)", ifc->name);
+				 "(add --prepare-peer, or prepare_peer = yes in a run file, to switch GRO on there for "
+				 "the test; or start linerate recv on the peer)", ifc->name);
 		else
 			snprintf(why, len, "live: %s (%s) does not take XDP frames (no ndo_xdp_xmit)", ifc->name,
 				 ifc->driver[0] ? ifc->driver : "driver unknown");

@@ -18,6 +18,7 @@
 #include "tx/rate.h"
 #include "tx/tx.h"
 #include "sys/counters.h"
+#include "sys/peer_gro.h"
 #include "util/choose.h"
 #include "util/log.h"
 #include "util/outfile.h"
@@ -611,11 +612,12 @@ void lr_tx_collect(struct lr_tx *c, struct lr_tx_result *r, double *secs)
 	}
 }
 
-static void print_summary(const struct lr_tx *c, const struct lr_tx_result *r, double secs)
+static void print_summary(const struct lr_tx *c, const struct lr_tx_result *r, double secs,
+			  const struct lr_prep_result *prep)
 {
 	const struct lr_send_opts *o = c->o;
+	char b1[32], line[512];
 	unsigned int i;
-	char b1[32];
 
 	fprintf(stderr, "\nlinerate send: %s (%s) on %s, %u worker%s, %u-byte frames%s, %u flow%s, dst MAC from %s\n",
 		c->ops->name, lr_tx_mode(c), o->ifname, o->nworkers, o->nworkers == 1 ? "" : "s", c->frame_bytes,
@@ -647,6 +649,11 @@ static void print_summary(const struct lr_tx *c, const struct lr_tx_result *r, d
 			fprintf(stderr, "; the device counted %llu on this queue", (unsigned long long)q->device_packets);
 		fputc('\n', stderr);
 	}
+	/* the path measured: with GRO switched on at the peer, NAPI and GRO there instead of the backlog */
+	if (prep) {
+		lr_peer_gro_end_line(prep, line, sizeof(line));
+		fprintf(stderr, "  prepare   %s\n", line);
+	}
 }
 
 /* send --rtt: the round trip and each direction, after the sender's own lines. */
@@ -675,8 +682,10 @@ static void print_rtt(const struct lr_rtt_result *t, unsigned int port)
 			"directions is an estimate (open gaps on the way back)\n", t->flows_eot, t->flows);
 }
 
-int lr_tx_report(struct lr_tx *c, struct json_object *peer, const struct lr_rtt_result *rtt)
+int lr_tx_report(struct lr_tx *c, struct json_object *peer, const struct lr_rtt_result *rtt,
+		 const struct lr_prep_result *prep)
 {
+	static const struct lr_prep_result not_asked = { .asked = false };
 	const struct lr_send_opts *o = c->o;
 	struct lr_tx_result *r;
 	struct json_object *root;
@@ -698,7 +707,7 @@ int lr_tx_report(struct lr_tx *c, struct json_object *peer, const struct lr_rtt_
 	if (!r)
 		return lr_fail(LR_EXIT_RUNTIME, "send", "out of memory");
 	lr_tx_collect(c, r, &secs);
-	print_summary(c, r, secs);
+	print_summary(c, r, secs, prep);
 	if (rtt)
 		print_rtt(rtt, o->dst_port);
 	if (o->json[0]) {
@@ -712,6 +721,7 @@ int lr_tx_report(struct lr_tx *c, struct json_object *peer, const struct lr_rtt_
 		lr_tx_result_put(root, r);
 		if (rtt)
 			lr_rtt_result_put(root, rtt);
+		lr_prep_result_put(root, prep ? prep : &not_asked);
 		if (peer)
 			json_object_object_add(root, "peer", json_object_get(peer));
 		if (lr_json_write(root, o->json, err, sizeof(err))) {

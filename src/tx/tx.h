@@ -50,9 +50,11 @@ unsigned int lr_tx_snaplen(const struct lr_tx *t);
 void lr_tx_live_line(struct lr_tx *t, uint64_t *prev, uint64_t dt_ns);
 /*
  * The summary on stderr and, with --json, the JSON document, with @rtt (send --rtt; NULL: none), with @peer (NULL: none; the caller
- * keeps its reference) under "peer" (send --peer); the exit code. After lr_tx_join().
+ * keeps its reference) under "peer" (send --peer), with @prep (--prepare-peer; NULL: not asked) under "prepare_peer"; the exit
+ * code. After lr_tx_join().
  */
-int lr_tx_report(struct lr_tx *t, struct json_object *peer, const struct lr_rtt_result *rtt);
+int lr_tx_report(struct lr_tx *t, struct json_object *peer, const struct lr_rtt_result *rtt,
+		 const struct lr_prep_result *prep);
 /* The result (util/result.h) and, in @secs, the span from the start to the last worker's data end. After lr_tx_join(). */
 void lr_tx_collect(struct lr_tx *t, struct lr_tx_result *r, double *secs);
 /* Data frames the device completed on worker @w (markers excluded). */

@@ -343,3 +343,37 @@ int lr_rtt_result_get(struct json_object *parent, struct lr_rtt_result *r, char 
 	memset(r, 0, sizeof(*r));
 	return lr_jfield_get(parent, rtt_doc_fields, r, "", false, err, errlen);
 }
+
+/* ---- --prepare-peer ---- */
+
+static const char *const prep_action_names[] = { "not_veth", "none", "switched_on", "joined", NULL };
+
+static const struct lr_jfield prep_fields[] = {
+	{ "action", LR_J_ENUM, offsetof(struct lr_prep_result, action), .names = prep_action_names },
+	{ "device", LR_J_STR_NULL, offsetof(struct lr_prep_result, device), .size = LR_PREP_DEVICE_MAX },
+	{ "netns", LR_J_STR_NULL, offsetof(struct lr_prep_result, netns), .size = LR_PREP_NETNS_MAX },
+	F("xdp", LR_J_BOOL, struct lr_prep_result, xdp),
+	F("gro_before", LR_J_BOOL, struct lr_prep_result, gro_before),
+	F("switched_on", LR_J_BOOL, struct lr_prep_result, switched_on),
+	F("released", LR_J_BOOL, struct lr_prep_result, released),
+	F("restored", LR_J_BOOL, struct lr_prep_result, restored),
+	F("left_on_for", LR_J_UINT, struct lr_prep_result, left_on_for),
+	{ "error", LR_J_STR_NULL, offsetof(struct lr_prep_result, error), .size = LR_PREP_ERROR_MAX },
+	{ NULL }
+};
+
+static const struct lr_jfield prep_doc_fields[] = {
+	{ "prepare_peer", LR_J_OBJ_NULL, 0, offsetof(struct lr_prep_result, asked), .sub = prep_fields },
+	{ NULL }
+};
+
+void lr_prep_result_put(struct json_object *parent, const struct lr_prep_result *r)
+{
+	lr_jfield_put(parent, prep_doc_fields, r);
+}
+
+int lr_prep_result_get(struct json_object *parent, struct lr_prep_result *r, char *err, size_t errlen)
+{
+	memset(r, 0, sizeof(*r));
+	return lr_jfield_get(parent, prep_doc_fields, r, "", false, err, errlen);
+}

@@ -111,6 +111,37 @@ void lr_rtt_result_put(struct json_object *parent, const struct lr_rtt_result *r
 /* Reads them back: 0, or -EINVAL with the key and the reason in @err. */
 int lr_rtt_result_get(struct json_object *parent, struct lr_rtt_result *r, char *err, size_t errlen);
 
+/* --prepare-peer: what was found and done at the first hop's veth peer ("prepare_peer"). */
+enum lr_prep_action {
+	LR_PREP_NOT_VETH = 0,	/* the interface is no veth: nothing to do */
+	LR_PREP_NONE,	/* the peer takes XDP frames already (its XDP program, or GRO its user set): left alone */
+	LR_PREP_SWITCHED,	/* this run switched GRO on */
+	LR_PREP_JOINED,	/* another linerate run held it on already; this one held it too */
+};
+
+#define LR_PREP_DEVICE_MAX	16	/* IF_NAMESIZE */
+#define LR_PREP_NETNS_MAX	128
+#define LR_PREP_ERROR_MAX	256
+
+struct lr_prep_result {
+	bool asked;	/* false: "prepare_peer" is null */
+	enum lr_prep_action action;
+	char device[LR_PREP_DEVICE_MAX];	/* the peer; "" when the interface is no veth */
+	char netns[LR_PREP_NETNS_MAX];	/* its namespace as --netns takes it; "" for the sender's own */
+	bool xdp;	/* the peer runs a driver-mode XDP program */
+	bool gro_before;	/* the peer's GRO as its user had it (a joined run: as the first run found it) */
+	bool switched_on;	/* GRO was on for this test because of --prepare-peer (SWITCHED or JOINED) */
+	bool released;	/* this run let go of it (the test is over) */
+	bool restored;	/* ... and put GRO back as it was */
+	unsigned int left_on_for;	/* ... or left it on for this many other runs (0: unknown or none) */
+	char error[LR_PREP_ERROR_MAX];	/* why it could not be put back; "" */
+};
+
+/* Adds "prepare_peer" to @parent: null unless asked. */
+void lr_prep_result_put(struct json_object *parent, const struct lr_prep_result *r);
+/* Reads it back: 0, or -EINVAL with the key and the reason in @err. */
+int lr_prep_result_get(struct json_object *parent, struct lr_prep_result *r, char *err, size_t errlen);
+
 /* Mean bytes per frame received, without the FCS; 0 before the first frame. */
 double lr_rx_result_frame_bytes(const struct lr_rx_result *r);
 

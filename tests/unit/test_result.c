@@ -572,6 +572,40 @@ static void test_rtt_json(void **state)
 	json_object_put(o);
 }
 
+static void test_prep_json(void **state)
+{
+	static const struct lr_prep_result a = {
+		.asked = true, .action = LR_PREP_JOINED, .device = "vc1", .netns = "lrlab-bridge-host",
+		.gro_before = false, .switched_on = true, .released = true, .left_on_for = 2,
+	};
+	static const struct lr_prep_result none = { .asked = false };
+	struct json_object *o = json_object_new_object(), *v;
+	struct lr_prep_result b;
+
+	(void)state;
+	lr_prep_result_put(o, &a);
+	assert_int_equal(lr_prep_result_get(o, &b, err, sizeof(err)), 0);
+	assert_memory_equal(&a, &b, sizeof(a));
+	assert_int_equal(json_pointer_get(o, "/prepare_peer/action", &v), 0);
+	assert_string_equal(json_object_get_string(v), "joined");
+	/* "" is null: no error, the sender's own namespace */
+	assert_int_equal(json_pointer_get(o, "/prepare_peer/error", &v), 0);
+	assert_null(v);
+	/* strict: an unknown action is refused with its path */
+	json_object_object_add(json_object_object_get(o, "prepare_peer"), "action", json_object_new_string("maybe"));
+	assert_int_equal(lr_prep_result_get(o, &b, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "prepare_peer.action"));
+	json_object_put(o);
+	/* not asked: null, and back */
+	o = json_object_new_object();
+	lr_prep_result_put(o, &none);
+	assert_true(json_object_object_get_ex(o, "prepare_peer", &v));
+	assert_null(v);
+	assert_int_equal(lr_prep_result_get(o, &b, err, sizeof(err)), 0);
+	assert_false(b.asked);
+	json_object_put(o);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -580,6 +614,7 @@ int main(void)
 		cmocka_unit_test(test_rx_strict),     cmocka_unit_test(test_bounds),
 		cmocka_unit_test(test_rx_clock),     cmocka_unit_test(test_doc_header),
 		cmocka_unit_test(test_rtt_compute),  cmocka_unit_test(test_rtt_json),
+		cmocka_unit_test(test_prep_json),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
