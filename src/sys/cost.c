@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/utsname.h>
+#include <zlib.h>
 #include "sys/cost.h"
 
 static uint64_t delta(uint64_t a, uint64_t b)
@@ -182,4 +184,55 @@ void lr_ksoftirqd_find(pid_t *out, unsigned int max)
 		out[cpu] = (pid_t)pid;
 	}
 	closedir(d);
+}
+
+int lr_irqtime_from(const char *config, const char *cmdline)
+{
+	const char *p;
+
+	if (!config)
+		return -1;
+	/* "CONFIG_IRQ_TIME_ACCOUNTING=y" on a line of its own; "# ... is not set" otherwise */
+	for (p = strstr(config, "CONFIG_IRQ_TIME_ACCOUNTING=y"); p; p = strstr(p + 1, "CONFIG_IRQ_TIME_ACCOUNTING=y"))
+		if (p == config || p[-1] == '\n')
+			return !(cmdline && strstr(cmdline, "tsc=noirqtime"));
+	return 0;
+}
+
+/* A gzip'd or plain text file whole (gzread reads both), NUL-ended; NULL when it cannot be read. */
+static char *slurp(const char *path, size_t max)
+{
+	gzFile f = gzopen(path, "rb");
+	size_t n = 0;
+	char *buf;
+	int r;
+
+	if (!f)
+		return NULL;
+	buf = malloc(max + 1);
+	while (buf && n < max && (r = gzread(f, buf + n, (unsigned int)(max - n))) > 0)
+		n += (size_t)r;
+	gzclose(f);
+	if (buf)
+		buf[n] = '\0';
+	return buf;
+}
+
+int lr_irqtime_accounting(void)
+{
+	char path[300], cmdline[4096] = "";
+	struct utsname u;
+	char *cfg = NULL;
+	int ret;
+
+	if (!uname(&u)) {
+		snprintf(path, sizeof(path), "/boot/config-%s", u.release);
+		cfg = slurp(path, 1 << 20);
+	}
+	if (!cfg)
+		cfg = slurp("/proc/config.gz", 1 << 20);
+	read_small("/proc/cmdline", cmdline, sizeof(cmdline));
+	ret = lr_irqtime_from(cfg, cmdline);
+	free(cfg);
+	return ret;
 }

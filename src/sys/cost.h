@@ -77,6 +77,15 @@ struct lr_cost {
  */
 void lr_cost_compute(const struct lr_cost_in *in, struct lr_cost *out);
 
+/*
+ * Whether the kernel keeps interrupt time apart (CONFIG_IRQ_TIME_ACCOUNTING, not turned off by
+ * tsc=noirqtime): then a thread's CPU time holds no softirq work and there is nothing to take off
+ * it. 1 yes, 0 no, -1 unknown (no kernel config to read: /boot/config-RELEASE, /proc/config.gz).
+ */
+int lr_irqtime_accounting(void);
+/* The same from the text of a kernel config and a command line; for the unit tests. */
+int lr_irqtime_from(const char *config, const char *cmdline);
+
 /* The ksoftirqd/N threads of this PID namespace: out[N] = its pid, 0 where not found. */
 void lr_ksoftirqd_find(pid_t *out, unsigned int max);
 /* A task's run time from /proc/PID/schedstat, ns; 0 when it cannot be read. */

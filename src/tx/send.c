@@ -566,7 +566,12 @@ static void cpu_account(struct lr_tx *c)
 		c->cpu.thread_ns += w->cpu_ns1 - w->cpu_ns0;
 		c->cpu.prog_stat_runs += prog_runs(c, i) - c->prog_runs0[i];
 	}
-	c->cpu.softirq_ns = lr_cost_softirq_ns(&c->cpu0, &c->cpu1, &cc, &c->cpu.softirq_err_ns);
+	c->cpu.irqtime = lr_irqtime_accounting();
+	if (c->cpu.irqtime < 0)
+		c->cpu.irqtime = 2;
+	/* a kernel that keeps interrupt time apart left none of it in the threads' time */
+	if (c->cpu.irqtime != 1)
+		c->cpu.softirq_ns = lr_cost_softirq_ns(&c->cpu0, &c->cpu1, &cc, &c->cpu.softirq_err_ns);
 	c->cpu.ksoftirqd_seen = seen;
 	c->have_cpu = c->cpu0.n && c->cpu1.n;
 }

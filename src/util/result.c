@@ -73,12 +73,15 @@ static const struct lr_jfield tx_device_fields[] = {
 	{ NULL }
 };
 
+static const char *const irqtime_names[] = { "no", "yes", "unknown", NULL };
+
 static const struct lr_jfield tx_cpu_fields[] = {
 	F("thread_ns", LR_J_U64, struct lr_tx_cpu, thread_ns),
 	F("softirq_ns", LR_J_U64, struct lr_tx_cpu, softirq_ns),
 	F("softirq_error_ns", LR_J_U64, struct lr_tx_cpu, softirq_err_ns),
 	F("prog_stat_runs", LR_J_U64, struct lr_tx_cpu, prog_stat_runs),
 	F("ksoftirqd_seen", LR_J_BOOL, struct lr_tx_cpu, ksoftirqd_seen),
+	{ "irq_time_accounting", LR_J_ENUM, offsetof(struct lr_tx_cpu, irqtime), .names = irqtime_names },
 	{ NULL }
 };
 

@@ -183,6 +183,17 @@ static void test_schedstat(void **state)
 	assert_int_equal(lr_schedstat_parse(NULL, &v), -EINVAL);
 }
 
+static void test_irqtime(void **state)
+{
+	(void)state;
+	assert_int_equal(lr_irqtime_from(NULL, ""), -1);
+	assert_int_equal(lr_irqtime_from("CONFIG_HZ=250\n# CONFIG_IRQ_TIME_ACCOUNTING is not set\n", ""), 0);
+	assert_int_equal(lr_irqtime_from("CONFIG_HZ=250\nCONFIG_IRQ_TIME_ACCOUNTING=y\nCONFIG_X=y\n", "quiet"), 1);
+	assert_int_equal(lr_irqtime_from("CONFIG_IRQ_TIME_ACCOUNTING=y\n", "ro tsc=noirqtime quiet"), 0);
+	/* only a line of its own counts */
+	assert_int_equal(lr_irqtime_from("# XCONFIG_IRQ_TIME_ACCOUNTING=y\n", ""), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -192,6 +203,7 @@ int main(void)
 		cmocka_unit_test(test_split),
 		cmocka_unit_test(test_split_edges),
 		cmocka_unit_test(test_schedstat),
+		cmocka_unit_test(test_irqtime),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
