@@ -95,6 +95,7 @@ struct lr_recv_opts {
 	bool pcap_foreign;	/* also every foreign frame */
 	unsigned int snaplen;	/* bytes kept of each sample (default LR_PCAP_DEFAULT_SNAPLEN) */
 	uint64_t pcap_max_bytes;
+	bool prog_stats;	/* sample bpf_stats: the program's ns per frame (rx.prog) */
 	/*
 	 * The receiver's stamping clock minus the sender's, ns, subtracted from every latency
 	 * sample: 0 on one host. Not an option of recv: an agent sets it from prepare_rx.

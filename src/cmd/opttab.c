@@ -145,6 +145,9 @@ static const struct lr_kind k_clock = CHOICE("a clock rule",
 static const struct lr_kind k_family = CHOICE("an address family",
 	{ "auto", "the addresses the agents resolve to; IPv4 and IPv6 among them are refused" },
 	{ "ipv4", "only the IPv4 addresses of names" }, { "ipv6", "only the IPv6 addresses of names" });
+static const struct lr_kind k_cost = CHOICE("yes or no",
+	{ "no", "none: bpf_stats stay off" },
+	{ "yes", "each step's CPU ns per packet, split into sender, path and receiver (docs/cost.md)" });
 static const struct lr_kind k_mode = CHOICE("a mode",
 	{ "sweep", "every size at every rate, one step each" },
 	{ "throughput", "per size, the highest rate up to [tx] rate with loss <= max_loss (RFC 2544 26.1)" },
@@ -292,6 +295,9 @@ const struct lr_opt lr_opts[LR_O_COUNT_ALL] = {
 				.help = "also sample every foreign frame" },
 	[LR_O_SNAPLEN] = { CLI("snaplen", 0, "N"), INI("snaplen", RX), .kind = &k_snaplen,
 			   .def = XSTR(LR_PCAP_DEFAULT_SNAPLEN), .help = "bytes kept of each sample" },
+	[LR_O_PROG_STATS] = { CLI("prog-stats", 0, NULL), .kind = &k_flag,
+			      .help = "time the XDP program: bpf_stats on for 10 ms in every 320 ms, calibrated, so "
+				      "the JSON's rx.prog gives its ns per frame (needs CAP_SYS_ADMIN)" },
 
 	/* run */
 	[LR_O_RUN_FILE] = { .metavar = "FILE", .kind = &k_path, .required = true, .help = "the test: an INI file" },
@@ -450,4 +456,7 @@ const struct lr_opt lr_opts[LR_O_COUNT_ALL] = {
 	[LR_O_RUN_PREPARE_PEER] = { .metavar = "yes|no", INI("prepare_peer", TX), .kind = &k_yes_no, .def = "no",
 				    .help = "GRO on at the veth peer of [tx] interface for the whole run, put back "
 					    "after (with [tx] agent, the agent does it for each phase's sender)" },
+	[LR_O_COST] = { .metavar = "YES|NO", INI("cost", TEST), .kind = &k_cost, .def = "yes",
+			.help = "measure what each packet costs in CPU, split into sender, path and receiver; the "
+				"receiver's part needs CAP_SYS_ADMIN (bpf_stats)" },
 };

@@ -43,6 +43,7 @@ static const struct lr_bind recv_binds[] = {
 	BIND(LR_O_RX_PCAP_EVERY, pcap_every),
 	BIND(LR_O_PCAP_FOREIGN, pcap_foreign),
 	BIND(LR_O_SNAPLEN, snaplen),
+	BIND(LR_O_PROG_STATS, prog_stats),
 	BIND(LR_O_PCAP_MAX_BYTES, pcap_max_bytes),
 	BIND(LR_O_QUIET, quiet),
 	BIND(LR_O_VERBOSE, verbose),

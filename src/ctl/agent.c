@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE	/* accept4() */
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -309,6 +310,7 @@ static int metrics_open(struct agent *a, const struct lr_ctl_addr *addr)
 	if (p == MAP_FAILED)
 		return lr_fail(LR_EXIT_RUNTIME, "agent", "--metrics: cannot map a shared region: %s", strerror(errno));
 	a->shm = p;
+	t.cost_sender_ns = t.cost_sender_err_ns = t.cost_receiver_ns = t.cost_receiver_err_ns = NAN;
 	lr_metrics_publish(a->shm, &t);
 	if (lr_exporter_open(addr, a->shm, &a->ex, err, sizeof(err))) {
 		munmap(a->shm, sizeof(*a->shm));

@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE	/* memfd_create() */
 #include <errno.h>
+#include <math.h>
 #include <fnmatch.h>
 #include <poll.h>
 #include <signal.h>
@@ -349,6 +350,7 @@ static void metrics_begin(struct endpoint *e, const char *ifname)
 		lr_metrics_read(e->so->metrics, &last);
 	}
 	memset(t, 0, sizeof(*t));
+	t->cost_sender_ns = t->cost_sender_err_ns = t->cost_receiver_ns = t->cost_receiver_err_ns = NAN;
 	t->tests = last.tests;
 	t->id = last.id + 1;
 	t->role = e->role == ROLE_RX ? LR_METRICS_RX : e->role == ROLE_TX ? LR_METRICS_TX : LR_METRICS_REFLECT;
@@ -405,6 +407,11 @@ static void metrics_rx(struct endpoint *e, const struct lr_rx_result *r, bool re
 	t->lat_ns[3] = r->lat_p99;
 	t->lat_ns[4] = r->lat_p999;
 	t->lat_ns[5] = r->lat_max;
+	/* the program's calibrated ns per frame, once a bpf_stats window counted some runs */
+	if (r->have_prog && r->prog.stat_runs) {
+		t->cost_receiver_ns = (double)r->prog.run_ns / (double)r->prog.stat_runs - r->prog.stats_reported_ns;
+		t->cost_receiver_err_ns = r->prog.stats_error_ns;
+	}
 	e->m_final = e->m_final || result;
 	lr_metrics_publish(e->so->metrics, t);
 }
@@ -422,6 +429,11 @@ static void metrics_tx(struct endpoint *e, const struct lr_tx_result *r, bool re
 	t->nqueues = r->nqueues < LR_METRICS_QUEUES ? r->nqueues : LR_METRICS_QUEUES;
 	for (i = 0; i < t->nqueues; i++)
 		t->queues[i] = (struct lr_metrics_queue){ r->queues[i].queue, r->queues[i].packets };
+	/* the workers' own time per frame sent, interrupt work served inside them left out */
+	if (r->have_cpu && r->packets && r->cpu.thread_ns >= r->cpu.softirq_ns) {
+		t->cost_sender_ns = (double)(r->cpu.thread_ns - r->cpu.softirq_ns) / (double)r->packets;
+		t->cost_sender_err_ns = (double)r->cpu.softirq_err_ns / (double)r->packets;
+	}
 	e->m_final = e->m_final || result;
 	lr_metrics_publish(e->so->metrics, t);
 }

@@ -285,6 +285,19 @@ static void test_part(struct page *p, const struct lr_metrics_test *t)
 	    "Data frames the test's reflector sent back (reflect.packets).", t->reflect_packets);
 	u64(p, "linerate_reflect_bytes_total", "counter", "Bytes of those frames, without the FCS (reflect.bytes).",
 	    t->reflect_bytes);
+
+	family(p, "linerate_cost_seconds_per_packet", "gauge",
+	       "CPU time per packet of this endpoint's part (docs/cost.md): sender, the sending workers' own time per "
+	       "frame sent (known at the test's end); receiver, the XDP program's calibrated time per frame (recv "
+	       "--prog-stats). NaN while unknown.");
+	put(p, "linerate_cost_seconds_per_packet{part=\"sender\"} %s\n", real(t->cost_sender_ns / 1e9, b, sizeof(b)));
+	put(p, "linerate_cost_seconds_per_packet{part=\"receiver\"} %s\n", real(t->cost_receiver_ns / 1e9, b, sizeof(b)));
+	family(p, "linerate_cost_error_seconds_per_packet", "gauge",
+	       "How far each part of linerate_cost_seconds_per_packet can be off (docs/cost.md); NaN while unknown.");
+	put(p, "linerate_cost_error_seconds_per_packet{part=\"sender\"} %s\n",
+	    real(t->cost_sender_err_ns / 1e9, b, sizeof(b)));
+	put(p, "linerate_cost_error_seconds_per_packet{part=\"receiver\"} %s\n",
+	    real(t->cost_receiver_err_ns / 1e9, b, sizeof(b)));
 }
 
 int lr_metrics_render(const struct lr_metrics_agent *a, const struct lr_metrics_test *t, char *buf, size_t len)

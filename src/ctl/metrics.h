@@ -56,6 +56,12 @@ struct lr_metrics_test {
 	uint64_t lat_ns[LR_METRICS_NQ];
 	/* a reflector's */
 	uint64_t reflect_packets, reflect_bytes;
+	/*
+	 * CPU per packet of this endpoint's own part (docs/cost.md), NaN until known: a sender's
+	 * workers (at its end), a receiver's XDP program per frame (with --prog-stats); their errors
+	 */
+	double cost_sender_ns, cost_sender_err_ns;
+	double cost_receiver_ns, cost_receiver_err_ns;
 };
 
 /*

@@ -38,6 +38,7 @@ static const struct optkey rx_keys[] = {
 	{ "pcap", LR_O_RX_PCAP, true },
 	{ "pcap_every", LR_O_RX_PCAP_EVERY },
 	{ "snaplen", LR_O_SNAPLEN },
+	{ "prog_stats", LR_O_PROG_STATS, true },
 	{ NULL }
 };
 

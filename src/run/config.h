@@ -99,6 +99,7 @@ struct lr_cfg {
 	char rx_address[64];
 	char rx_token_file[LR_PATH_MAX];
 	int clock;	/* [test] clock: 0 auto, 1 estimate (the order of send's --clock) */
+	bool cost;	/* [test] cost: each step's CPU per packet, split (sys/cost.h) */
 	/* streams: [tx] itself is stream 0 unless [stream NAME] sections exist */
 	unsigned int nstreams;
 	struct lr_cfg_stream streams[LR_CFG_MAX_STREAMS];

@@ -133,8 +133,18 @@ static int tx_sum(const struct lr_run *r, struct lr_tx *const *tx, const struct 
 		bytes += one->completed * (opts[i].size - LR_FCS_LEN);
 		for (k = 0; k < one->nqueues && t->nqueues < LR_TX_MAX_QUEUES; k++)
 			t->queues[t->nqueues++] = one->queues[k];
+		/* the workers' CPU: every stream's, or none when one of them could not say */
+		t->have_cpu = (i == 0 || t->have_cpu) && one->have_cpu;
+		t->cpu.thread_ns += one->cpu.thread_ns;
+		t->cpu.softirq_ns += one->cpu.softirq_ns;
+		t->cpu.softirq_err_ns += one->cpu.softirq_err_ns;
+		t->cpu.prog_stat_runs += one->cpu.prog_stat_runs;
+		t->cpu.ksoftirqd_seen = (i == 0 || t->cpu.ksoftirqd_seen) && one->cpu.ksoftirqd_seen;
 	}
 	free(one);
+	/* streams sharing a CPU each saw all its interrupt work: never more than their time together */
+	if (t->cpu.softirq_ns > t->cpu.thread_ns)
+		t->cpu.softirq_ns = t->cpu.thread_ns;
 	lr_dev_counters_read(cfg->tx_ifname, &d1);
 	lr_dev_counters_delta(&dd, d0, &d1);
 	t->device = (struct lr_dev_result){ dd.tx_packets, dd.tx_dropped, dd.drv_drops };
@@ -164,6 +174,56 @@ static int tx_sum(const struct lr_run *r, struct lr_tx *const *tx, const struct 
 		if (strcmp(lr_tx_mode(tx[i]), s->mode))
 			s->mode = "mixed";
 	return 0;
+}
+
+/*
+ * The step's CPU per received packet and its split: every CPU's busy time
+ * over the window (@c0, @c1), the senders' own, our XDP program's.
+ */
+static void step_cost(const struct lr_run *r, const struct lr_cpu_times *c0, const struct lr_cpu_times *c1,
+		      struct lr_step *s)
+{
+	struct lr_cost_in in = { 0 };
+	const char *why = NULL;
+
+	if (!r->cfg->cost)
+		why = "[test] cost = no";
+	else if (s->rtt_on)
+		why = "round trips: the reflector's work is not told apart";
+	else if (r->tx_ctl)
+		why = "the senders run on an agent";
+	else if (r->rx.remote && r->clock.state != LR_RUN_CLOCK_SAME)
+		why = "the receiver runs on another host";
+	else if (!c0->n || !c1->n)
+		why = "/proc/stat could not be read";
+	else if (!s->rx.packets)
+		why = "no packet was received";
+	if (why) {
+		snprintf(s->cost_why, sizeof(s->cost_why), "%s", why);
+		return;
+	}
+	in.packets = s->rx.packets;
+	in.busy_ns = lr_cost_busy_ns(c0, c1, &in.busy_err_ns);
+	s->busy_ns = in.busy_ns;
+	in.have_sender = s->tx.have_cpu;
+	in.sender_thread_ns = s->tx.cpu.thread_ns;
+	in.sender_softirq_ns = s->tx.cpu.softirq_ns;
+	in.sender_softirq_err_ns = s->tx.cpu.softirq_err_ns;
+	in.sender_stat_runs = s->tx.cpu.prog_stat_runs;
+	in.have_receiver = s->rx.have_prog;
+	in.recv_run_ns = s->rx.prog.run_ns;
+	in.recv_stat_runs = s->rx.prog.stat_runs;
+	in.recv_runs = lr_rx_result_runs(&s->rx);
+	in.cal = (struct lr_stats_cal){ .valid = s->rx.have_prog, .reported_ns = s->rx.prog.stats_reported_ns,
+					.added_ns = s->rx.prog.stats_added_ns,
+					.added_known = s->rx.prog.stats_added_known,
+					.err_ns = s->rx.prog.stats_error_ns };
+	lr_cost_compute(&in, &s->cost);
+	s->have_cost = s->cost.valid;
+	if (!s->rx.have_prog)
+		snprintf(s->cost_why, sizeof(s->cost_why), "receiver not timed (no XDP program, or no bpf_stats)");
+	else if (!s->rx.prog.stat_runs)
+		snprintf(s->cost_why, sizeof(s->cost_why), "receiver not timed: no bpf_stats window fell in the step");
 }
 
 /* The first phase's engine is kept for the rest, so every step measures the same one. */
@@ -211,6 +271,7 @@ static int remote_phase(struct lr_run *r, unsigned int size, uint64_t pps, uint6
 		return ret;
 	s->size = opts[0].size;
 	s->offered_pps = pps;
+	snprintf(s->cost_why, sizeof(s->cost_why), "the senders run on an agent");
 	settle(r, s, complete);
 	return 0;
 }
@@ -308,6 +369,7 @@ static int run_phase(struct lr_run *r, unsigned int size, uint64_t pps, uint64_t
 		ret = lr_run_fail(r, LR_EXIT_RUNTIME, "out of memory");
 		goto out;
 	}
+	step_cost(r, &c0, &c1, s);
 	settle(r, s, complete);
 out:
 	for (i = 0; i < cfg->nstreams; i++)

@@ -25,6 +25,8 @@ static void rx_opts(const struct lr_cfg *cfg, struct lr_recv_opts *ro)
 	ro->xdp_mode = cfg->xdp_mode;
 	ro->workers = cfg->rx_workers ? cfg->rx_workers : 1;
 	ro->dst_port = cfg->dst_port;
+	/* [test] cost: our program's own ns per frame, for the split (sys/cost.h) */
+	ro->prog_stats = cfg->cost;
 	if (cfg->rx_pcap[0]) {
 		snprintf(ro->pcap, sizeof(ro->pcap), "%s", cfg->rx_pcap);
 		ro->pcap_every = cfg->rx_pcap_every ? cfg->rx_pcap_every : 1;

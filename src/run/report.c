@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* run's report: the table, the JSON document (every step through the result codec) and the CSV. */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -64,6 +65,37 @@ static struct json_object *cpu_json(const struct lr_step *s)
 	return cpu;
 }
 
+/* A figure, or null where it was not measured (NaN). */
+static struct json_object *num_or_null(double v)
+{
+	return isnan(v) ? NULL : json_object_new_double(v);
+}
+
+/* cost_ns_per_packet: the split and each part's error, ns per received packet (docs/cost.md). */
+static struct json_object *cost_json(const struct lr_step *s)
+{
+	const struct lr_cost *c = &s->cost;
+	struct json_object *o, *e;
+
+	if (!s->have_cost)
+		return NULL;
+	o = json_object_new_object();
+	e = json_object_new_object();
+	json_object_object_add(o, "total", num_or_null(c->total));
+	json_object_object_add(o, "sender", num_or_null(c->sender));
+	json_object_object_add(o, "path", num_or_null(c->path));
+	json_object_object_add(o, "receiver", num_or_null(c->receiver));
+	json_object_object_add(e, "total", num_or_null(c->err_total));
+	json_object_object_add(e, "sender", num_or_null(c->err_sender));
+	json_object_object_add(e, "path", num_or_null(c->err_path));
+	json_object_object_add(e, "receiver", num_or_null(c->err_receiver));
+	json_object_object_add(o, "error", e);
+	json_object_object_add(o, "packets", json_object_new_uint64(s->rx.packets));
+	json_object_object_add(o, "busy_cpu_s", json_object_new_double((double)s->busy_ns / 1e9));
+	json_object_object_add(o, "receiver_ns_per_run", num_or_null(c->recv_ns_per_run));
+	return o;
+}
+
 static struct json_object *step_json(const struct lr_step *s)
 {
 	struct json_object *o = json_object_new_object();
@@ -85,6 +117,9 @@ static struct json_object *step_json(const struct lr_step *s)
 	if (s->rtt_on)
 		lr_rtt_result_put(o, &s->rtt);
 	json_object_object_add(o, "cpu", cpu_json(s));
+	json_object_object_add(o, "cost_ns_per_packet", cost_json(s));
+	if (s->cost_why[0])
+		json_object_object_add(o, "cost_note", json_object_new_string(s->cost_why));
 	return o;
 }
 
@@ -239,6 +274,18 @@ static void print_where(FILE *out, const struct lr_run *r)
 		for (c = 0; c < s->ncpu; c++)
 			fprintf(out, "%s%u usr %.0f%% sys %.0f%% sirq %.0f%% idle %.0f%%", c ? "; " : " ", c, s->cpu[c].user,
 				s->cpu[c].sys, s->cpu[c].softirq, s->cpu[c].idle);
+		if (s->have_cost) {
+			const struct lr_cost *k = &s->cost;
+
+			fprintf(out, "\n     cost %.0f ns/packet (+-%.0f): sender %.0f (+-%.0f), path %.0f (+-%.0f), receiver ",
+				k->total, k->err_total, k->sender, k->err_sender, k->path, k->err_path);
+			if (isnan(k->receiver))
+				fprintf(out, "not timed");
+			else
+				fprintf(out, "%.0f (+-%.0f)", k->receiver, k->err_receiver);
+		}
+		if (s->cost_why[0])
+			fprintf(out, "%s%s", s->have_cost ? "; " : "\n     cost: ", s->cost_why);
 		if (s->rtt_on)
 			fprintf(out, "\n     forward sent %llu, reflected %llu, lost %lld, reordered %llu, duplicates %llu; "
 				     "return lost %lld, reordered %llu, duplicates %llu%s",

@@ -13,6 +13,7 @@
 #include "ctl/clock.h"
 #include "run/config.h"
 #include "run/search.h"
+#include "sys/cost.h"
 #include "sys/counters.h"
 #include "sys/peer_gro.h"
 #include "util/result.h"
@@ -40,6 +41,11 @@ struct lr_step {
 	struct lr_cpu_split cpu[LR_MAX_CPUS];
 	char limit[160];	/* what most likely limited the rate */
 	bool pass;	/* within the thresholds */
+	/* CPU per received packet, split (sys/cost.h); else why not */
+	bool have_cost;
+	struct lr_cost cost;
+	uint64_t busy_ns;	/* every CPU's busy time over the window */
+	char cost_why[120];
 };
 
 /* The search of one frame size: its trials are steps[first .. first + s.ntrials - 1]. */

@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "rx/rx.h"
+#include "sys/bpfstats.h"
 #include "tx/frame.h"
 #include "tx/rate.h"
 #include "util/capture.h"
@@ -187,6 +188,21 @@ int lr_rx_collect(struct lr_rx *rx, struct lr_rx_result *r)
 		lr_dev_counters_delta(&d, &rx->dev0, &now);
 		r->device = (struct lr_dev_result){ d.rx_packets, d.rx_dropped, d.drv_drops };
 	}
+	if (rx->stats) {
+		uint64_t ns, runs;
+
+		if (!lr_bpf_prog_stats(rx->prog_fd, &ns, &runs)) {
+			r->have_prog = true;
+			r->prog = (struct lr_rx_prog){
+				.run_ns = ns - rx->prog_ns0,
+				.stat_runs = runs - rx->prog_runs0,
+				.stats_reported_ns = rx->cal.reported_ns,
+				.stats_added_ns = rx->cal.added_ns,
+				.stats_added_known = rx->cal.added_known,
+				.stats_error_ns = rx->cal.err_ns,
+			};
+		}
+	}
 	free(s);
 	return 0;
 }
@@ -238,11 +254,50 @@ bool lr_rx_wait_back(struct lr_rx *rx, unsigned int flows, uint64_t timeout_ns)
 	return in == flows;
 }
 
+/* The program's stats from here on (they only grow, and only while stats are on). */
+static void prog_base(struct lr_rx *rx)
+{
+	if (rx->stats && lr_bpf_prog_stats(rx->prog_fd, &rx->prog_ns0, &rx->prog_runs0))
+		rx->prog_ns0 = rx->prog_runs0 = 0;
+}
+
 void lr_rx_reset(struct lr_rx *rx)
 {
 	rx->ops->reset(rx);
 	rx->ring_drops = 0;
 	lr_dev_counters_read(rx->o->ifname, &rx->dev0);
+	prog_base(rx);
+}
+
+/*
+ * --prog-stats: calibrate what bpf_stats add (sys/bpfstats.h), then sample
+ * them. Without an XDP program (the packet engine), or where stats cannot be
+ * turned on (no CAP_SYS_ADMIN), the receiver counts as ever and is not
+ * timed: @note says why. 0, or -ENOMEM.
+ */
+static int prog_stats_begin(struct lr_rx *rx, char *note, size_t len)
+{
+	char why[256];
+	int ret;
+
+	note[0] = '\0';
+	if (!rx->o->prog_stats)
+		return 0;
+	if (rx->prog_fd < 0) {
+		snprintf(note, len, " (--prog-stats: the packet engine runs no program to time)");
+		return 0;
+	}
+	ret = lr_bpf_stats_calibrate(&rx->cal, why, sizeof(why));
+	if (!ret)
+		ret = lr_bpf_sampler_start(&rx->stats, why, sizeof(why));
+	if (ret == -ENOMEM)
+		return ret;
+	if (ret) {
+		snprintf(note, len, " (--prog-stats: %s; the program is not timed)", why);
+		return 0;
+	}
+	prog_base(rx);
+	return 0;
 }
 
 static int open_backend(void *ctx, const struct lr_cand *cand, char *why, size_t len)
@@ -262,12 +317,13 @@ int lr_rx_begin(const struct lr_recv_opts *o, struct lr_rx *rx, char *line, size
 	};
 	const struct lr_cand *cands = all;
 	struct lr_choice ch;
-	char why[512], unused[160] = "";
+	char why[512], unused[160] = "", statsnote[300];
 	unsigned int n = 2;
 	int ret;
 
 	memset(rx, 0, sizeof(*rx));
 	rx->o = o;
+	rx->prog_fd = -1;
 	ret = lr_if_open(o->ifname, &rx->ifc, err, errlen);
 	if (ret)
 		return LR_EXIT_USAGE;
@@ -305,8 +361,17 @@ int lr_rx_begin(const struct lr_recv_opts *o, struct lr_rx *rx, char *line, size
 			 "of every CPU that receives)", o->workers);
 	else if (rx->ops == &lr_rx_packet && o->xdp_mode_set)
 		snprintf(unused, sizeof(unused), " (--xdp-mode is for the xdp engine, which was not usable)");
-	snprintf(line, linelen, "ready on %s, engine %s (%s), counting UDP port %u%s%s%s%s", o->ifname, rx->ops->name,
-		 rx->mode, o->dst_port, rx->note[0] ? ": " : "", rx->note, why, unused);
+	ret = prog_stats_begin(rx, statsnote, sizeof(statsnote));
+	if (ret) {
+		snprintf(err, errlen, "out of memory");
+		rx->ops->stop(rx);
+		lr_rx_capture_abort(rx);
+		rx->ops->close(rx);
+		rx->ops = NULL;
+		return LR_EXIT_RUNTIME;
+	}
+	snprintf(line, linelen, "ready on %s, engine %s (%s), counting UDP port %u%s%s%s%s%s", o->ifname,
+		 rx->ops->name, rx->mode, o->dst_port, rx->note[0] ? ": " : "", rx->note, why, unused, statsnote);
 	lr_dev_counters_read(o->ifname, &rx->dev0);
 	return 0;
 }
@@ -317,6 +382,8 @@ void lr_rx_end(struct lr_rx *rx)
 
 	if (!rx->ops)
 		return;
+	lr_bpf_sampler_stop(rx->stats);
+	rx->stats = NULL;
 	rx->ops->stop(rx);
 	if (lr_rx_capture_close(rx, err, sizeof(err)))
 		pr_warn("recv: --pcap: %s\n", err);

@@ -8,11 +8,13 @@
 #include <stdint.h>
 #include "cmd/opts.h"
 #include "linerate/flow.h"
+#include "sys/cost.h"
 #include "sys/counters.h"
 #include "sys/netdev.h"
 #include "util/result.h"
 
 struct lr_rx;
+struct lr_bpf_sampler;
 
 struct lr_rx_ops {
 	const char *name;	/* "xdp", "packet" */
@@ -56,6 +58,15 @@ struct lr_rx {
 	int pcap_err;	/* first error of the backend's consumer writing to pcap */
 	uint64_t pcap_written, pcap_capped;	/* settled when the writer closes */
 	struct lr_dev_counters dev0;	/* the interface's counters at the start or the last reset */
+	/*
+	 * --prog-stats: the backend's XDP program (-1: none), the sampler that
+	 * turns bpf_stats on a short window at a time, its calibration, and the
+	 * program's stats at the start or the last reset.
+	 */
+	int prog_fd;
+	struct lr_bpf_sampler *stats;
+	struct lr_stats_cal cal;
+	uint64_t prog_ns0, prog_runs0;
 	void *priv;
 };
 

@@ -103,6 +103,7 @@ static void xdp_close(struct lr_rx *rx)
 
 	if (!x)
 		return;
+	rx->prog_fd = -1;
 	if (x->link_fd >= 0)
 		close(x->link_fd);
 	stop_sampling(rx, x);
@@ -237,6 +238,7 @@ static int xdp_open(struct lr_rx *rx, char *why, size_t len)
 	ret = attach(rx, x, why, len);
 	if (ret)
 		goto fail;
+	rx->prog_fd = bpf_program__fd(x->skel->progs.xdp_count);
 	if (x->rb) {
 		ret = start_sampling(rx, x);
 		if (ret) {

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* Device counters (sysfs, ethtool) and per-CPU time from /proc/stat, read around a test window. */
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include "sys/netdev.h"
 #include "sys/counters.h"
+#include "util/clock.h"
 
 void lr_dev_counters_read(const char *ifname, struct lr_dev_counters *d)
 {
@@ -39,15 +42,12 @@ void lr_dev_counters_delta(struct lr_dev_counters *d, const struct lr_dev_counte
 	d->drv_drops = b->drv_drops - a->drv_drops;
 }
 
-void lr_cpu_times_read(struct lr_cpu_times *t)
+void lr_cpu_times_parse(const char *text, struct lr_cpu_times *t)
 {
-	char line[512];
-	FILE *f = fopen("/proc/stat", "re");
+	const char *line = text;
 
 	memset(t, 0, sizeof(*t));
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
+	for (; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
 		unsigned long long us, ni, sy, id, io, irq, sirq, st;
 		unsigned int cpu;
 
@@ -65,7 +65,26 @@ void lr_cpu_times_read(struct lr_cpu_times *t)
 		if (cpu + 1 > t->n)
 			t->n = cpu + 1;
 	}
-	fclose(f);
+}
+
+void lr_cpu_times_read(struct lr_cpu_times *t)
+{
+	/* a line per CPU of at most ~130 bytes: room for LR_MAX_CPUS of them and the rest of the file */
+	char buf[32768];
+	ssize_t n = 0, r;
+	long hz = sysconf(_SC_CLK_TCK);
+	int fd = open("/proc/stat", O_RDONLY | O_CLOEXEC);
+
+	memset(t, 0, sizeof(*t));
+	if (fd < 0)
+		return;
+	while (n < (ssize_t)sizeof(buf) - 1 && (r = read(fd, buf + n, sizeof(buf) - 1 - (size_t)n)) > 0)
+		n += r;
+	close(fd);
+	buf[n] = '\0';
+	lr_cpu_times_parse(buf, t);
+	t->at_ns = lr_now_ns();
+	t->tick_ns = 1000000000ULL / (uint64_t)(hz > 0 ? hz : 100);
 }
 
 unsigned int lr_cpu_split(const struct lr_cpu_times *a, const struct lr_cpu_times *b, struct lr_cpu_split *out,

@@ -21,9 +21,16 @@ void lr_dev_counters_delta(struct lr_dev_counters *d, const struct lr_dev_counte
 
 #define LR_MAX_CPUS 64
 
-/* Cumulative CPU time per CPU, in the USER_HZ ticks of /proc/stat. */
+/*
+ * Cumulative CPU time per CPU, in the USER_HZ ticks of /proc/stat (idle
+ * includes iowait), and when it was read. With a tickless idle the kernel
+ * keeps idle time exactly and prints it rounded down to a tick; the busy
+ * fields are sampled at each timer tick.
+ */
 struct lr_cpu_times {
 	unsigned int n;
+	uint64_t at_ns;	/* CLOCK_MONOTONIC at the reading */
+	uint64_t tick_ns;	/* one USER_HZ tick */
 	uint64_t user[LR_MAX_CPUS], sys[LR_MAX_CPUS], irq[LR_MAX_CPUS], softirq[LR_MAX_CPUS], idle[LR_MAX_CPUS],
 		steal[LR_MAX_CPUS];
 };
@@ -33,8 +40,10 @@ struct lr_cpu_split {
 	double user, sys, softirq, irq, idle, steal;
 };
 
-/* All zero when /proc/stat cannot be read. */
+/* All zero (n == 0) when /proc/stat cannot be read. */
 void lr_cpu_times_read(struct lr_cpu_times *t);
+/* The per-CPU lines of a /proc/stat text into @t (n == 0 when there are none); at_ns and tick_ns stay 0. */
+void lr_cpu_times_parse(const char *text, struct lr_cpu_times *t);
 /* The split of each CPU between two readings into @out (at most @max); returns the CPU count. */
 unsigned int lr_cpu_split(const struct lr_cpu_times *a, const struct lr_cpu_times *b, struct lr_cpu_split *out,
 			  unsigned int max);

@@ -107,6 +107,11 @@ struct lr_worker {
 	struct lr_data_end *data_end;	/* shared; NULL: no barrier */
 
 	struct lr_worker_stats stats;
+	/* the worker thread's own CPU time when it was released and when it was done (markers sent) */
+	uint64_t cpu_ns0, cpu_ns1;
+	/* the engine's BPF program (live), whose bpf_stats runs the cost split corrects for */
+	bool have_prog;
+	int prog_fd;
 	void *engine;	/* engine-private */
 	pthread_t thread;
 	bool started;

@@ -210,6 +210,7 @@ static void live_close(struct lr_worker *w)
 
 	if (!x)
 		return;
+	w->have_prog = false;
 	ring_buffer__free(x->rb);
 	hold_release(x);
 	live__destroy(x->skel);
@@ -302,6 +303,8 @@ static int live_open(struct lr_worker *w)
 		}
 	}
 	w->engine = x;
+	w->have_prog = true;
+	w->prog_fd = x->prog_fd;
 	set_state(w, x, false);
 	w->mode = "prog_run";
 	return 0;
@@ -337,6 +340,7 @@ static int prog_swap_sampling(struct lr_worker *w, struct live_priv *x)
 	live__destroy(x->skel);
 	x->skel = skel;
 	x->prog_fd = bpf_program__fd(skel->progs.xdp_live);
+	w->prog_fd = x->prog_fd;
 	x->sampling = true;
 	set_state(w, x, false);
 	return 0;

@@ -17,6 +17,8 @@
 #include "tx/engine.h"
 #include "tx/rate.h"
 #include "tx/tx.h"
+#include "sys/bpfstats.h"
+#include "sys/cost.h"
 #include "sys/counters.h"
 #include "sys/peer_gro.h"
 #include "util/choose.h"
@@ -52,6 +54,13 @@ struct lr_tx {
 	uint32_t latency_every;	/* --latency-every, or its default for the rate */
 	struct lr_pcap_frames replay_frames;
 	struct lr_replay replay;
+	/* the readings the cost split needs around the workers' run (sys/cost.h) */
+	struct lr_cpu_times cpu0, cpu1;
+	pid_t ksoftirqd[LR_MAX_CPUS];
+	uint64_t ksirq0[LR_MAX_CPUS];	/* ksoftirqd/N's run time at the start, by CPU */
+	uint64_t prog_runs0[LR_MAX_WORKERS];	/* the live program's counted runs at the start */
+	bool have_cpu;
+	struct lr_tx_cpu cpu;
 };
 
 
@@ -459,6 +468,7 @@ int lr_tx_start(struct lr_tx *c)
 	c->have_dropped_data = false;
 	c->have_qdev = !queue_counters(c, c->qdev0);
 	lr_dev_counters_read(o->ifname, &c->dev0);
+	lr_ksoftirqd_find(c->ksoftirqd, LR_MAX_CPUS);
 	for (i = 0; i < o->nworkers; i++) {
 		ret = pthread_create(&c->ws[i].thread, NULL, lr_worker_run, &c->ws[i]);
 		if (ret) {
@@ -485,8 +495,30 @@ void lr_tx_ready(const struct lr_tx *c, uint64_t timeout_ns)
 			sched_yield();
 }
 
+/* The live program's runs bpf_stats counted so far, on worker @i; 0 without one. */
+static uint64_t prog_runs(const struct lr_tx *c, unsigned int i)
+{
+	uint64_t run_ns, runs = 0;
+
+	if (!c->ws[i].have_prog || lr_bpf_prog_stats(c->ws[i].prog_fd, &run_ns, &runs))
+		return 0;
+	return runs;
+}
+
+static uint64_t ksoftirqd_ns(const struct lr_tx *c, unsigned int cpu)
+{
+	return cpu < LR_MAX_CPUS && c->ksoftirqd[cpu] ? lr_task_runtime_ns(c->ksoftirqd[cpu]) : 0;
+}
+
 void lr_tx_go(struct lr_tx *c, uint64_t now_ns)
 {
+	unsigned int i;
+
+	for (i = 0; i < c->o->nworkers; i++) {
+		c->prog_runs0[i] = prog_runs(c, i);
+		c->ksirq0[c->ws[i].cpu % LR_MAX_CPUS] = ksoftirqd_ns(c, c->ws[i].cpu);
+	}
+	lr_cpu_times_read(&c->cpu0);
 	c->start_ns = now_ns;
 	c->deadline_ns = c->o->duration_ns ? now_ns + c->o->duration_ns : 0;
 	__atomic_store_n(&c->go, 1, __ATOMIC_RELEASE);
@@ -502,9 +534,53 @@ bool lr_tx_done(const struct lr_tx *c)
 	return true;
 }
 
+/*
+ * After the workers: their CPU time by CPU, and the interrupt work inside it
+ * that the per-CPU split and ksoftirqd's own time tell apart (sys/cost.h).
+ */
+static void cpu_account(struct lr_tx *c)
+{
+	const struct lr_send_opts *o = c->o;
+	struct lr_cost_cpus cc = { 0 };
+	bool seen = true;
+	unsigned int i, k;
+
+	lr_cpu_times_read(&c->cpu1);
+	memset(&c->cpu, 0, sizeof(c->cpu));
+	for (i = 0; i < o->nworkers; i++) {
+		const struct lr_worker *w = &c->ws[i];
+
+		if (w->cpu_ns1 < w->cpu_ns0 || !w->cpu_ns1)
+			return;
+		for (k = 0; k < cc.n && cc.cpu[k] != w->cpu; k++)
+			;
+		if (k == cc.n) {
+			uint64_t now = ksoftirqd_ns(c, w->cpu);
+
+			cc.cpu[cc.n] = w->cpu;
+			cc.ksoftirqd_seen[k] = w->cpu < LR_MAX_CPUS && c->ksoftirqd[w->cpu] && now;
+			cc.ksoftirqd_ns[k] = cc.ksoftirqd_seen[k] && now > c->ksirq0[w->cpu] ? now - c->ksirq0[w->cpu] : 0;
+			seen &= cc.ksoftirqd_seen[k];
+			cc.n++;
+		}
+		cc.thread_ns[k] += w->cpu_ns1 - w->cpu_ns0;
+		c->cpu.thread_ns += w->cpu_ns1 - w->cpu_ns0;
+		c->cpu.prog_stat_runs += prog_runs(c, i) - c->prog_runs0[i];
+	}
+	c->cpu.irqtime = lr_irqtime_accounting();
+	if (c->cpu.irqtime < 0)
+		c->cpu.irqtime = 2;
+	/* a kernel that keeps interrupt time apart left none of it in the threads' time */
+	if (c->cpu.irqtime != 1)
+		c->cpu.softirq_ns = lr_cost_softirq_ns(&c->cpu0, &c->cpu1, &cc, &c->cpu.softirq_err_ns);
+	c->cpu.ksoftirqd_seen = seen;
+	c->have_cpu = c->cpu0.n && c->cpu1.n;
+}
+
 void lr_tx_join(struct lr_tx *c)
 {
 	unsigned int i;
+	bool joined = false;
 
 	if (!c->ws)
 		return;
@@ -512,7 +588,10 @@ void lr_tx_join(struct lr_tx *c)
 		if (c->ws[i].started) {
 			pthread_join(c->ws[i].thread, NULL);
 			c->ws[i].started = false;
+			joined = true;
 		}
+	if (joined && c->start_ns)
+		cpu_account(c);
 }
 
 int lr_tx_dropped_at_data_end(const struct lr_tx *c, uint64_t *out)
@@ -610,6 +689,8 @@ void lr_tx_collect(struct lr_tx *c, struct lr_tx_result *r, double *secs)
 		q->have_device_packets = have_qdev;
 		q->device_packets = have_qdev ? qdev[i] - c->qdev0[i] : 0;
 	}
+	r->have_cpu = c->have_cpu;
+	r->cpu = c->cpu;
 }
 
 static void print_summary(const struct lr_tx *c, const struct lr_tx_result *r, double secs,

@@ -69,6 +69,16 @@ static int drain(struct lr_worker *w, uint64_t timeout_ns)
  * Every worker's data is out: the last one in takes the device's counters,
  * then markers may go. A worker that never ran arrives without waiting.
  */
+/* This thread's CPU time, ns: exact (the scheduler's own account), interrupts served inside it included. */
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * NS + (uint64_t)ts.tv_nsec;
+}
+
 static void data_end_barrier(struct lr_worker *w, bool wait)
 {
 	struct lr_data_end *d = w->data_end;
@@ -273,6 +283,7 @@ void *lr_worker_run(void *arg)
 	if (__atomic_load_n(w->go, __ATOMIC_ACQUIRE) < 0)
 		goto out;
 
+	w->cpu_ns0 = thread_cpu_ns();
 	err = send_data(w);
 	if (!err) {
 		left = drain(w, DRAIN_TIMEOUT_NS);
@@ -292,6 +303,7 @@ void *lr_worker_run(void *arg)
 	if (!err)
 		err = send_markers(w);
 	w->err = err;
+	w->cpu_ns1 = thread_cpu_ns();
 out:
 	__atomic_store_n(&w->done, true, __ATOMIC_RELEASE);
 	return NULL;

@@ -73,6 +73,18 @@ static const struct lr_jfield tx_device_fields[] = {
 	{ NULL }
 };
 
+static const char *const irqtime_names[] = { "no", "yes", "unknown", NULL };
+
+static const struct lr_jfield tx_cpu_fields[] = {
+	F("thread_ns", LR_J_U64, struct lr_tx_cpu, thread_ns),
+	F("softirq_ns", LR_J_U64, struct lr_tx_cpu, softirq_ns),
+	F("softirq_error_ns", LR_J_U64, struct lr_tx_cpu, softirq_err_ns),
+	F("prog_stat_runs", LR_J_U64, struct lr_tx_cpu, prog_stat_runs),
+	F("ksoftirqd_seen", LR_J_BOOL, struct lr_tx_cpu, ksoftirqd_seen),
+	{ "irq_time_accounting", LR_J_ENUM, offsetof(struct lr_tx_cpu, irqtime), .names = irqtime_names },
+	{ NULL }
+};
+
 static const struct lr_jfield tx_fields[] = {
 	F("packets", LR_J_U64, struct lr_tx_result, packets),
 	F("queued", LR_J_U64, struct lr_tx_result, queued),
@@ -87,6 +99,8 @@ static const struct lr_jfield tx_fields[] = {
 	{ "per_queue", LR_J_ARRAY, offsetof(struct lr_tx_result, queues), offsetof(struct lr_tx_result, nqueues),
 	  sizeof(struct lr_tx_queue_result), .max = LR_TX_MAX_QUEUES, .sub = tx_queue_fields },
 	F_OBJ("device", struct lr_tx_result, device, tx_device_fields),
+	{ "cpu", LR_J_OBJ_NULL, offsetof(struct lr_tx_result, cpu), offsetof(struct lr_tx_result, have_cpu),
+	  .sub = tx_cpu_fields },
 	{ NULL }
 };
 
@@ -192,6 +206,38 @@ static const struct lr_jfield rx_pcap_fields[] = {
 	{ NULL }
 };
 
+uint64_t lr_rx_result_runs(const struct lr_rx_result *r)
+{
+	return r->packets + r->eot + r->foreign + r->bad_flow;
+}
+
+/* The program's own ns per run, calibrated; null when no run was counted. */
+static struct json_object *prog_ns_per_run(const struct lr_jfield *f, const void *base)
+{
+	const struct lr_rx_prog *p = base;
+
+	(void)f;
+	if (!p->stat_runs)
+		return NULL;
+	return json_object_new_double((double)p->run_ns / (double)p->stat_runs - p->stats_reported_ns);
+}
+
+static int get_derived_null(struct json_object *v, void *base, const char *path, char *err, size_t errlen)
+{
+	return v ? get_derived(v, base, path, err, errlen) : 0;
+}
+
+static const struct lr_jfield rx_prog_fields[] = {
+	F("run_ns", LR_J_U64, struct lr_rx_prog, run_ns),
+	F("stat_runs", LR_J_U64, struct lr_rx_prog, stat_runs),
+	F_FN("ns_per_run", prog_ns_per_run, get_derived_null),
+	F("stats_reported_ns", LR_J_DOUBLE, struct lr_rx_prog, stats_reported_ns),
+	F("stats_added_ns", LR_J_DOUBLE, struct lr_rx_prog, stats_added_ns),
+	F("stats_added_known", LR_J_BOOL, struct lr_rx_prog, stats_added_known),
+	F("stats_error_ns", LR_J_DOUBLE, struct lr_rx_prog, stats_error_ns),
+	{ NULL }
+};
+
 static const struct lr_jfield rx_fields[] = {
 	F("packets", LR_J_U64, struct lr_rx_result, packets),
 	F("bytes", LR_J_U64, struct lr_rx_result, bytes),
@@ -213,6 +259,8 @@ static const struct lr_jfield rx_fields[] = {
 	F_FN("per_queue", rx_per_queue, rx_per_queue_get),
 	F_OBJ("device", struct lr_rx_result, device, rx_device_fields),
 	{ "pcap", LR_J_OBJ_NULL, 0, offsetof(struct lr_rx_result, pcap), .sub = rx_pcap_fields },
+	{ "prog", LR_J_OBJ_NULL, offsetof(struct lr_rx_result, prog), offsetof(struct lr_rx_result, have_prog),
+	  .sub = rx_prog_fields },
 	{ NULL }
 };
 

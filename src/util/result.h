@@ -30,6 +30,22 @@ struct lr_tx_queue_result {
 	uint64_t device_packets;
 };
 
+/*
+ * The sending workers' CPU over a test (sys/cost.h splits it): what
+ * cost_ns_per_packet's sender part is made of. JSON "tx.cpu".
+ */
+struct lr_tx_cpu {
+	uint64_t thread_ns;	/* the workers' CPU time from the start to their end (markers included) */
+	uint64_t softirq_ns, softirq_err_ns;	/* of it, interrupt work done in their context (an estimate) */
+	uint64_t prog_stat_runs;	/* runs of the engine's own BPF program (live) that bpf_stats counted */
+	bool ksoftirqd_seen;	/* ksoftirqd's time on the workers' CPUs was read and left out */
+	/*
+	 * The kernel keeps interrupt time apart (lr_irqtime_accounting()): 0 no, 1 yes (then thread time
+	 * holds none and softirq_ns is 0), 2 unknown (taken as no).
+	 */
+	int irqtime;
+};
+
 struct lr_tx_result {
 	uint64_t packets;	/* data frames the device accepted */
 	uint64_t queued, completed;
@@ -41,6 +57,20 @@ struct lr_tx_result {
 	struct lr_dev_result device;	/* the interface's counters over the whole test, markers included */
 	unsigned int nqueues;
 	struct lr_tx_queue_result queues[LR_TX_MAX_QUEUES];
+	bool have_cpu;	/* "cpu" is null without */
+	struct lr_tx_cpu cpu;
+};
+
+/*
+ * bpf_stats of the receiver's XDP program over a test, sampled (sys/bpfstats.h), with the
+ * calibration that corrects them. JSON "rx.prog".
+ */
+struct lr_rx_prog {
+	uint64_t run_ns, stat_runs;	/* run time and runs counted while stats were on */
+	double stats_reported_ns;	/* what stats put inside each counted run's time (calibrated) */
+	double stats_added_ns;	/* what stats added to each counted run's real cost; 0 when not known */
+	bool stats_added_known;	/* false: stats were on for the whole test already */
+	double stats_error_ns;	/* the calibration's uncertainty, per run */
 };
 
 /* latency_ns.clock: how the receiver's clock and the senders' stamps were put on one time line. */
@@ -79,7 +109,12 @@ struct lr_rx_result {
 	char pcap_file[LR_RESULT_PATH_MAX];
 	uint64_t pcap_written, pcap_dropped, pcap_capped, pcap_every;
 	unsigned int pcap_snaplen;
+	bool have_prog;	/* --prog-stats: "prog" is null without */
+	struct lr_rx_prog prog;
 };
+
+/* Frames the receiver's program ran on: test frames, markers, foreign and out-of-range ones. */
+uint64_t lr_rx_result_runs(const struct lr_rx_result *r);
 
 /*
  * A round trip (send --rtt), settled from the sender's own counts and the

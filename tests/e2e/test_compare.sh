@@ -18,9 +18,13 @@
 #     a zero-loss rate found and no higher than the maximum the sender reached (plus the resolution)
 #   - compare.json is an object with one cell per path
 #   - compare.md has the "Docker vs the bare bridge" rows: docker-host vs bridge-host, docker-c2c vs
-#     bridge-c2c, docker-published vs docker-host, each with Mpps, ns per packet and a change in %;
+#     bridge-c2c, docker-published vs docker-host, each with Mpps, ns per packet (1/pps and measured
+#     path cost) and a change in %;
 #     no private dockerd directory is left
 #   - compare.png is a real PNG (magic bytes) and compare.svg an SVG; compare.txt has a bar per cell
+#   - the CPU cost per packet: compare.md has a row per cell with total, sender, path and receiver,
+#     each "N ± E", and the path over veth-host; in compare.csv the parts add up to the total and each
+#     has an error; a line per path says what it adds over the bare veth; cost.png and cost.svg
 #   - bad usage (unknown path) exits 2 before any lab is made
 #   - files written as root: as nobody, the test plants a symlink at /tmp/linerate-compare.lock (the
 #     lock compare opened with ">" before) pointing at a victim file of the test's, and makes --out
@@ -178,8 +182,44 @@ for w in "host → container: Docker's iptables \+ br_netfilter \| 64 \| packet 
 	"container → container: Docker's FORWARD chain \+ br_netfilter \| 64 \| packet \| [0-9.]+ \(bridge-c2c\)" \
 	"published port: a routed hop \+ DNAT \+ conntrack \| 64 \| packet \| [0-9.]+ \(docker-host\)"; do
 	lr_check "compare.md: Docker vs bare row '${w%%:*}'" \
-		"$(grep -cE "^\| $w \| [0-9.]+ \| -?[0-9]+ \| -?[0-9.]+ \|$" "$MD")" == 1
+		"$(grep -cE "^\| $w \| [0-9.]+ \| -?[0-9]+ \| -?[0-9]+ ± [0-9]+ \| -?[0-9.]+ \|$" "$MD")" == 1
 done
+
+# The CPU per packet: a row per cell in compare.md, parts that add up to the total in the CSV,
+# each with its error, and what each path adds over the bare veth.
+lr_check_cmd "compare.md: the cost table's header" \
+	grep -q '^| path | size B | engine | total ns | sender ns | path ns | receiver ns | path over veth-host ns |$' "$MD"
+NUM='-?[0-9]+ ± [0-9]+'
+for p in "${PATHS[@]}"; do
+	lr_check "compare.md: one cost row for $p 64 B packet" \
+		"$(grep -cE "^\| $p \| 64 \| packet \| $NUM \| $NUM \| $NUM \| $NUM \| ($NUM|\(baseline\)) \|$" "$MD")" == 1
+done
+mapfile -t CT < <(col cost_total_ns)
+mapfile -t CS < <(col cost_sender_ns)
+mapfile -t CP < <(col cost_path_ns)
+mapfile -t CR < <(col cost_receiver_ns)
+for e in total sender path receiver; do
+	mapfile -t "ERR_$e" < <(col "cost_${e}_err_ns")
+done
+for i in "${!PATHCOL[@]}"; do
+	p=${PATHCOL[$i]}
+	lr_check "$p: cost total > 0" "${CT[$i]:-none}" ">" 0
+	lr_check "$p: cost sender > 0" "${CS[$i]:-none}" ">" 0
+	lr_check "$p: cost receiver > 0 (the program was timed)" "${CR[$i]:-none}" ">" 0
+	# each part is rounded to 0.1 ns in the CSV
+	lr_check "$p: sender + path + receiver = total (within rounding)" \
+		"$(awk -v t="${CT[$i]:-0}" -v s="${CS[$i]:-0}" -v q="${CP[$i]:-0}" -v r="${CR[$i]:-0}" \
+			'BEGIN { d = s + q + r - t; print (d < 0 ? -d : d) <= 0.2 ? "yes" : "no: " d }')" == yes
+	for e in total sender path receiver; do
+		v=ERR_$e"[$i]"
+		lr_check "$p: the $e part has an error (>= 0)" "${!v:-none}" ">=" 0
+	done
+	[[ $p == veth-host ]] && continue
+	lr_check "compare.md: what $p adds over the bare veth" \
+		"$(grep -cE "^- 64 B, packet: the bare veth's path costs $NUM ns a packet; .*$p adds $NUM" "$MD")" == 1
+done
+lr_check "cost.png: PNG magic bytes" "$(od -An -tx1 -N8 "$OUT/cost.png" 2>/dev/null | tr -d ' \n')" == 89504e470d0a1a0a
+lr_check_cmd "cost.svg: an SVG document" grep -q '<svg' "$OUT/cost.svg"
 lr_check "no private dockerd left (its directory)" "$(find /tmp -maxdepth 1 -name 'lr-dockerd.*' -newer "$VICTIM" | wc -l)" == 0
 
 lr_log "== veth-host, afxdp, threaded NAPI, --always-search, iperf3"

@@ -58,6 +58,8 @@ static const struct {
 	{ "linerate_rx_latency_seconds", "summary" },
 	{ "linerate_reflect_packets_total", "counter" },
 	{ "linerate_reflect_bytes_total", "counter" },
+	{ "linerate_cost_seconds_per_packet", "gauge" },
+	{ "linerate_cost_error_seconds_per_packet", "gauge" },
 };
 #define NFAMILIES (sizeof(families) / sizeof(families[0]))
 
@@ -301,6 +303,30 @@ static void test_render_running(void **state)
 	/* the other roles' counts are there, at zero */
 	assert_string_equal(value_of("linerate_tx_packets_total"), "0");
 	assert_string_equal(value_of("linerate_reflect_packets_total"), "0");
+}
+
+static void test_render_cost(void **state)
+{
+	struct lr_metrics_test t = {
+		.id = 2, .role = LR_METRICS_RX, .running = 1, .name = "rx on eth0", .interface = "eth0", .engine = "xdp",
+		.cost_sender_ns = NAN, .cost_sender_err_ns = NAN, .cost_receiver_ns = 31.25, .cost_receiver_err_ns = 2.5,
+	};
+
+	(void)state;
+	render(&idle_agent, &t);
+	check_format();
+	/* ns as seconds; a part this endpoint does not measure is NaN */
+	assert_string_equal(value_of("linerate_cost_seconds_per_packet{part=\"receiver\"}"), "3.125e-08");
+	assert_string_equal(value_of("linerate_cost_error_seconds_per_packet{part=\"receiver\"}"), "2.5e-09");
+	assert_string_equal(value_of("linerate_cost_seconds_per_packet{part=\"sender\"}"), "NaN");
+	assert_string_equal(value_of("linerate_cost_error_seconds_per_packet{part=\"sender\"}"), "NaN");
+	t.role = LR_METRICS_TX;
+	t.cost_sender_ns = 812.5;
+	t.cost_sender_err_ns = 40;
+	render(&idle_agent, &t);
+	check_format();
+	assert_string_equal(value_of("linerate_cost_seconds_per_packet{part=\"sender\"}"), "8.125e-07");
+	assert_string_equal(value_of("linerate_cost_error_seconds_per_packet{part=\"sender\"}"), "4e-08");
 }
 
 static void test_render_queues(void **state)
@@ -713,11 +739,11 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_render_idle),	cmocka_unit_test(test_render_running),
-		cmocka_unit_test(test_render_queues),	cmocka_unit_test(test_render_rx_sent),
-		cmocka_unit_test(test_render_escaping), cmocka_unit_test(test_render_large),
-		cmocka_unit_test(test_http_parse),	cmocka_unit_test(test_http_reply),
-		cmocka_unit_test(test_seqlock),		cmocka_unit_test(test_seqlock_race),
-		cmocka_unit_test(test_cli),
+		cmocka_unit_test(test_render_cost),	cmocka_unit_test(test_render_queues),
+		cmocka_unit_test(test_render_rx_sent),	cmocka_unit_test(test_render_escaping),
+		cmocka_unit_test(test_render_large),	cmocka_unit_test(test_http_parse),
+		cmocka_unit_test(test_http_reply),	cmocka_unit_test(test_seqlock),
+		cmocka_unit_test(test_seqlock_race),	cmocka_unit_test(test_cli),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

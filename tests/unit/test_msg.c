@@ -383,6 +383,7 @@ static void test_prepare_rx(void **state)
 		{ "snaplen", "63" },
 		{ "snaplen", "9019" },
 		{ "netns", "null" },
+		{ "prog_stats", "1" },
 		{ "surprise", "1" },
 	};
 	struct json_object *m;
@@ -399,6 +400,7 @@ static void test_prepare_rx(void **state)
 	snprintf(a->pcap, sizeof(a->pcap), "/tmp/rx.pcap");
 	a->pcap_every = 7;
 	a->snaplen = 256;
+	a->prog_stats = true;
 	a->clock_offset_ns = -123456789;
 	m = lr_ctl_prepare_rx_msg(a, "");
 	assert_int_equal(lr_ctl_prepare_rx_parse(m, b, address, err, sizeof(err)), 0);
