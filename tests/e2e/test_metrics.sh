@@ -161,10 +161,12 @@ fi
 # every family: a HELP line, then its TYPE line
 # shellcheck disable=SC2016 # awk's fields
 lr_check "families with HELP and TYPE" "$(awk '/^# HELP / { h[$3] = 1 } /^# TYPE / { if (h[$3]) n++; else bad++ }
-	END { print (bad ? "TYPE without HELP" : n) }' "$PAGE")" == 25
+	END { print (bad ? "TYPE without HELP" : n) }' "$PAGE")" == 27
 # shellcheck disable=SC2016
 lr_check "samples of undeclared families" "$(awk '/^# TYPE / { t[$3] = 1; next } /^#/ { next }
 	{ n = $1; sub(/\{.*/, "", n); b = n; sub(/_(sum|count)$/, "", b); if (!t[n] && !t[b]) print n }' "$PAGE" | wc -l)" == 0
+lr_check "idle: linerate_cost_seconds_per_packet{part=\"sender\"} (unknown)" \
+	"$(value 'linerate_cost_seconds_per_packet{part="sender"}' "$PAGE")" == NaN
 lr_check "idle: linerate_agent_busy" "$(value linerate_agent_busy "$PAGE")" == 0
 lr_check "idle: linerate_test_id" "$(value linerate_test_id "$PAGE")" == 0
 lr_check "idle: linerate_agent_tests_total" "$(value linerate_agent_tests_total "$PAGE")" == 0
