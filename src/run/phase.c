@@ -17,6 +17,8 @@
 #include "util/report.h"
 
 #define NS 1000000000ULL
+#define STR(x)	#x
+#define XSTR(x)	STR(x)
 #define EOT_WAIT_NS (3 * NS)	/* after the senders stop: markers and late frames */
 #define WARMUP_WAIT_NS (1 * NS)
 
@@ -133,18 +135,20 @@ static int tx_sum(const struct lr_run *r, struct lr_tx *const *tx, const struct 
 		bytes += one->completed * (opts[i].size - LR_FCS_LEN);
 		for (k = 0; k < one->nqueues && t->nqueues < LR_TX_MAX_QUEUES; k++)
 			t->queues[t->nqueues++] = one->queues[k];
-		/* the workers' CPU: every stream's, or none when one of them could not say */
+		/*
+		 * The workers' CPU: every stream's, or none when one of them could not say. One
+		 * stream's interrupt work stands; several streams' is estimated again, together,
+		 * by streams_softirq().
+		 */
 		t->have_cpu = (i == 0 || t->have_cpu) && one->have_cpu;
-		t->cpu.thread_ns += one->cpu.thread_ns;
-		t->cpu.softirq_ns += one->cpu.softirq_ns;
-		t->cpu.softirq_err_ns += one->cpu.softirq_err_ns;
-		t->cpu.prog_stat_runs += one->cpu.prog_stat_runs;
-		t->cpu.ksoftirqd_seen = (i == 0 || t->cpu.ksoftirqd_seen) && one->cpu.ksoftirqd_seen;
+		if (i == 0) {
+			t->cpu = one->cpu;
+		} else {
+			t->cpu.thread_ns += one->cpu.thread_ns;
+			t->cpu.prog_stat_runs += one->cpu.prog_stat_runs;
+		}
 	}
 	free(one);
-	/* streams sharing a CPU each saw all its interrupt work: never more than their time together */
-	if (t->cpu.softirq_ns > t->cpu.thread_ns)
-		t->cpu.softirq_ns = t->cpu.thread_ns;
 	lr_dev_counters_read(cfg->tx_ifname, &d1);
 	lr_dev_counters_delta(&dd, d0, &d1);
 	t->device = (struct lr_dev_result){ dd.tx_packets, dd.tx_dropped, dd.drv_drops };
@@ -177,6 +181,34 @@ static int tx_sum(const struct lr_run *r, struct lr_tx *const *tx, const struct 
 }
 
 /*
+ * Several streams' workers may share a CPU, and each stream's own estimate took all of that CPU's
+ * interrupt work off its own time: the estimate again, once, over every stream's workers, with
+ * the window's own readings (@c0, @c1, ksoftirqd's @ks0, @ks1).
+ */
+static void streams_softirq(struct lr_tx *const *tx, unsigned int n, const struct lr_cpu_times *c0,
+			    const struct lr_cpu_times *c1, const uint64_t *ks0, const uint64_t *ks1, struct lr_tx_cpu *cpu)
+{
+	struct lr_cost_cpus cc = { 0 };
+	struct lr_kconfig kc;
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		lr_tx_cost_cpus(tx[i], &cc);
+		if (!cc.n)
+			return;
+	}
+	lr_cost_cpus_ksoftirqd(&cc, ks0, ks1);
+	lr_kconfig_read(&kc);
+	cc.irqtime = kc.irqtime;
+	cc.sample_tick_ns = kc.hz ? 1000000000ULL / kc.hz : 0;
+	cpu->softirq_ns = lr_cost_softirq_ns(c0, c1, &cc, &cpu->softirq_err_ns);
+	cpu->irqtime = lr_cost_irqtime(&cc, kc.irqtime);
+	cpu->ksoftirqd_seen = true;
+	for (i = 0; i < cc.n; i++)
+		cpu->ksoftirqd_seen &= cc.ksoftirqd_seen[i];
+}
+
+/*
  * The step's CPU per received packet and its split: every CPU's busy time
  * over the window (@c0, @c1), the senders' own, our XDP program's.
  */
@@ -196,6 +228,8 @@ static void step_cost(const struct lr_run *r, const struct lr_cpu_times *c0, con
 		why = "the receiver runs on another host";
 	else if (!c0->n || !c1->n)
 		why = "/proc/stat could not be read";
+	else if (c0->truncated)
+		why = "the host has more than " XSTR(LR_MAX_CPUS) " CPUs: their time would be left out";
 	else if (!s->rx.packets)
 		why = "no packet was received";
 	if (why) {
@@ -220,10 +254,13 @@ static void step_cost(const struct lr_run *r, const struct lr_cpu_times *c0, con
 					.err_ns = s->rx.prog.stats_error_ns };
 	lr_cost_compute(&in, &s->cost);
 	s->have_cost = s->cost.valid;
-	if (!s->rx.have_prog)
+	if (!s->tx.have_cpu)
+		snprintf(s->cost_why, sizeof(s->cost_why), "the senders' CPU time could not be read");
+	else if (!s->rx.have_prog)
 		snprintf(s->cost_why, sizeof(s->cost_why), "receiver not timed (no XDP program, or no bpf_stats)");
-	else if (!s->rx.prog.stat_runs)
-		snprintf(s->cost_why, sizeof(s->cost_why), "receiver not timed: no bpf_stats window fell in the step");
+	else if (s->rx.prog.stat_runs < LR_COST_MIN_RUNS)
+		snprintf(s->cost_why, sizeof(s->cost_why), "receiver not timed: bpf_stats counted %llu runs in the step, "
+			 "fewer than %d", (unsigned long long)s->rx.prog.stat_runs, LR_COST_MIN_RUNS);
 }
 
 /* The first phase's engine is kept for the rest, so every step measures the same one. */
@@ -289,6 +326,8 @@ static int run_phase(struct lr_run *r, unsigned int size, uint64_t pps, uint64_t
 	struct lr_send_opts *opts;
 	struct lr_dev_counters d0;
 	struct lr_cpu_times c0, c1;
+	pid_t kpids[LR_MAX_CPUS];
+	uint64_t ks0[LR_MAX_CPUS], ks1[LR_MAX_CPUS];
 	unsigned int i, base = 0;
 	bool complete;
 	uint64_t start;
@@ -337,6 +376,10 @@ static int run_phase(struct lr_run *r, unsigned int size, uint64_t pps, uint64_t
 	for (i = 0; i < cfg->nstreams; i++)
 		lr_tx_ready(tx[i], 2 * NS);
 	lr_dev_counters_read(cfg->tx_ifname, &d0);
+	if (cfg->nstreams > 1) {
+		lr_ksoftirqd_find(kpids, LR_MAX_CPUS);
+		lr_ksoftirqd_read(kpids, ks0, LR_MAX_CPUS);
+	}
 	lr_cpu_times_read(&c0);
 	start = lr_now_ns();
 	for (i = 0; i < cfg->nstreams; i++)
@@ -351,6 +394,8 @@ static int run_phase(struct lr_run *r, unsigned int size, uint64_t pps, uint64_t
 		usleep(10000);
 	}
 	lr_cpu_times_read(&c1);
+	if (cfg->nstreams > 1)
+		lr_ksoftirqd_read(kpids, ks1, LR_MAX_CPUS);
 	for (i = 0; i < cfg->nstreams; i++)
 		lr_tx_join(tx[i]);
 	if (r->back)
@@ -369,6 +414,8 @@ static int run_phase(struct lr_run *r, unsigned int size, uint64_t pps, uint64_t
 		ret = lr_run_fail(r, LR_EXIT_RUNTIME, "out of memory");
 		goto out;
 	}
+	if (cfg->nstreams > 1 && s->tx.have_cpu)
+		streams_softirq(tx, cfg->nstreams, &c0, &c1, ks0, ks1, &s->tx.cpu);
 	step_cost(r, &c0, &c1, s);
 	settle(r, s, complete);
 out:

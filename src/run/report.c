@@ -251,6 +251,15 @@ static void print_steps(FILE *out, const struct lr_run *r)
 	}
 }
 
+/* One part of the cost split: "N (+-E)", or "not measured". */
+static void part(FILE *out, double v, double err)
+{
+	if (isnan(v))
+		fprintf(out, "not measured");
+	else
+		fprintf(out, "%.0f (+-%.0f)", v, err);
+}
+
 static void print_where(FILE *out, const struct lr_run *r)
 {
 	bool mixed = !strcmp(lr_run_tx_mode(r), "mixed");
@@ -277,12 +286,12 @@ static void print_where(FILE *out, const struct lr_run *r)
 		if (s->have_cost) {
 			const struct lr_cost *k = &s->cost;
 
-			fprintf(out, "\n     cost %.0f ns/packet (+-%.0f): sender %.0f (+-%.0f), path %.0f (+-%.0f), receiver ",
-				k->total, k->err_total, k->sender, k->err_sender, k->path, k->err_path);
-			if (isnan(k->receiver))
-				fprintf(out, "not timed");
-			else
-				fprintf(out, "%.0f (+-%.0f)", k->receiver, k->err_receiver);
+			fprintf(out, "\n     cost %.0f ns/packet (+-%.0f): sender ", k->total, k->err_total);
+			part(out, k->sender, k->err_sender);
+			fprintf(out, ", path ");
+			part(out, k->path, k->err_path);
+			fprintf(out, ", receiver ");
+			part(out, k->receiver, k->err_receiver);
 		}
 		if (s->cost_why[0])
 			fprintf(out, "%s%s", s->have_cost ? "; " : "\n     cost: ", s->cost_why);

@@ -188,10 +188,10 @@ int lr_rx_collect(struct lr_rx *rx, struct lr_rx_result *r)
 		lr_dev_counters_delta(&d, &rx->dev0, &now);
 		r->device = (struct lr_dev_result){ d.rx_packets, d.rx_dropped, d.drv_drops };
 	}
-	if (rx->stats) {
+	if (rx->timed) {
 		uint64_t ns, runs;
 
-		if (!lr_bpf_prog_stats(rx->prog_fd, &ns, &runs)) {
+		if (!lr_bpf_prog_stats(rx->prog_fd, &ns, &runs) && ns >= rx->prog_ns0 && runs >= rx->prog_runs0) {
 			r->have_prog = true;
 			r->prog = (struct lr_rx_prog){
 				.run_ns = ns - rx->prog_ns0,
@@ -257,7 +257,7 @@ bool lr_rx_wait_back(struct lr_rx *rx, unsigned int flows, uint64_t timeout_ns)
 /* The program's stats from here on (they only grow, and only while stats are on). */
 static void prog_base(struct lr_rx *rx)
 {
-	if (rx->stats && lr_bpf_prog_stats(rx->prog_fd, &rx->prog_ns0, &rx->prog_runs0))
+	if (rx->timed && lr_bpf_prog_stats(rx->prog_fd, &rx->prog_ns0, &rx->prog_runs0))
 		rx->prog_ns0 = rx->prog_runs0 = 0;
 }
 
@@ -267,6 +267,8 @@ void lr_rx_reset(struct lr_rx *rx)
 	rx->ring_drops = 0;
 	lr_dev_counters_read(rx->o->ifname, &rx->dev0);
 	prog_base(rx);
+	/* a window at the start of every test: a short one gets its share of counted runs */
+	lr_bpf_sampler_kick(rx->stats);
 }
 
 /*
@@ -288,7 +290,8 @@ static int prog_stats_begin(struct lr_rx *rx, char *note, size_t len)
 		return 0;
 	}
 	ret = lr_bpf_stats_calibrate(&rx->cal, why, sizeof(why));
-	if (!ret)
+	/* stats on already (the sysctl, another tool): every run is counted without a sampler */
+	if (!ret && !rx->cal.already_on)
 		ret = lr_bpf_sampler_start(&rx->stats, why, sizeof(why));
 	if (ret == -ENOMEM)
 		return ret;
@@ -296,6 +299,10 @@ static int prog_stats_begin(struct lr_rx *rx, char *note, size_t len)
 		snprintf(note, len, " (--prog-stats: %s; the program is not timed)", why);
 		return 0;
 	}
+	rx->timed = true;
+	if (rx->cal.already_on)
+		snprintf(note, len, " (--prog-stats: bpf_stats were on already: every run is counted, and their cost "
+			 "is in every figure)");
 	prog_base(rx);
 	return 0;
 }

@@ -64,6 +64,7 @@ struct lr_rx {
 	 * program's stats at the start or the last reset.
 	 */
 	int prog_fd;
+	bool timed;	/* calibrated, and stats sampled (or on already) */
 	struct lr_bpf_sampler *stats;
 	struct lr_stats_cal cal;
 	uint64_t prog_ns0, prog_runs0;

@@ -84,6 +84,11 @@ int lr_bpf_stats_calibrate(struct lr_stats_cal *out, char *why, size_t len)
 		{ .code = BPF_JMP | BPF_EXIT },
 	};
 	double added[CAL_ROUNDS], reported[CAL_ROUNDS], spread;
+	/*
+	 * The sysctl says only what was last written to it, not whether another
+	 * tool holds stats on through BPF_ENABLE_STATS: a run counted while
+	 * stats should be off says that too (below).
+	 */
 	bool already = stats_on();
 	int prog, sfd = -1, ret = 0;
 	unsigned int i;
@@ -99,34 +104,50 @@ int lr_bpf_stats_calibrate(struct lr_stats_cal *out, char *why, size_t len)
 		uint64_t rt0 = 0, rc0 = 0, rt1 = 0, rc1 = 0;
 		double off = 0, on;
 
-		if (!already && (off = timed_run(prog, CAL_REPEAT)) < 0)
-			goto run_err;
-		sfd = bpf_enable_stats(BPF_STATS_RUN_TIME);
-		if (sfd < 0) {
-			ret = -errno;
-			snprintf(why, len, "cannot turn bpf_stats on (BPF_ENABLE_STATS): %s%s", strerror(-ret),
-				 ret == -EPERM ? " (needs CAP_SYS_ADMIN)" : "");
-			goto out;
+		if (!already) {
+			if (lr_bpf_prog_stats(prog, &rt0, &rc0) || (off = timed_run(prog, CAL_REPEAT)) < 0 ||
+			    lr_bpf_prog_stats(prog, &rt1, &rc1))
+				goto run_err;
+			/* counted with ours off: someone else holds them on, all along as far as we can tell */
+			if (rc1 != rc0)
+				already = true;
+		}
+		/* on already: nothing to turn on (and no CAP_SYS_ADMIN needed) */
+		if (!already) {
+			sfd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+			if (sfd < 0) {
+				ret = -errno;
+				snprintf(why, len, "cannot turn bpf_stats on (BPF_ENABLE_STATS): %s%s", strerror(-ret),
+					 ret == -EPERM ? " (needs CAP_SYS_ADMIN)" : "");
+				goto out;
+			}
 		}
 		if (lr_bpf_prog_stats(prog, &rt0, &rc0) || (on = timed_run(prog, CAL_REPEAT)) < 0 ||
 		    lr_bpf_prog_stats(prog, &rt1, &rc1))
 			goto run_err;
-		close(sfd);
+		if (sfd >= 0)
+			close(sfd);
 		sfd = -1;
 		added[i] = on - off;
 		reported[i] = rc1 > rc0 ? (double)(rt1 - rt0) / (double)(rc1 - rc0) : 0;
 	}
 	qsort(added, CAL_ROUNDS, sizeof(added[0]), cmp_double);
 	qsort(reported, CAL_ROUNDS, sizeof(reported[0]), cmp_double);
-	out->valid = true;
+	out->valid = reported[CAL_ROUNDS / 2] > 0;
+	out->already_on = already;
 	out->added_known = !already;
 	out->reported_ns = reported[CAL_ROUNDS / 2];
 	out->added_ns = already ? 0 : added[CAL_ROUNDS / 2];
-	/* half the range of the middle three rounds (an interrupted round is an outlier), at least 1 ns */
+	/* half the range of the middle rounds (an interrupted round is an outlier), at least 1 ns */
 	spread = (reported[CAL_ROUNDS - 2] - reported[1]) / 2;
 	if (!already && (added[CAL_ROUNDS - 2] - added[1]) / 2 > spread)
 		spread = (added[CAL_ROUNDS - 2] - added[1]) / 2;
 	out->err_ns = spread > 1 ? spread : 1;
+	if (!out->valid) {
+		ret = -EIO;
+		snprintf(why, len, "bpf_stats counted no run of the calibration program");
+		goto out;
+	}
 	pr_debug("bpf_stats calibration: +%.1f ns a run, %.1f ns of it inside the reported time (+-%.1f)%s\n",
 		 out->added_ns, out->reported_ns, out->err_ns, already ? "; stats were on already" : "");
 	goto out;
@@ -145,19 +166,22 @@ struct lr_bpf_sampler {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	bool stop;
+	bool kick;	/* open a window now */
 };
 
-/* Waits @ns or until stopped; true when stopped. */
-static bool nap(struct lr_bpf_sampler *s, uint64_t ns)
+/* Waits @ns, or until stopped or (@kickable) kicked; true when stopped. */
+static bool nap(struct lr_bpf_sampler *s, uint64_t ns, bool kickable)
 {
 	uint64_t until = lr_now_ns() + ns;
 	struct timespec ts = { .tv_sec = (time_t)(until / 1000000000ULL), .tv_nsec = (long)(until % 1000000000ULL) };
 	bool stop;
 
 	pthread_mutex_lock(&s->lock);
-	while (!s->stop && lr_now_ns() < until)
+	while (!s->stop && !(kickable && s->kick) && lr_now_ns() < until)
 		if (pthread_cond_timedwait(&s->cond, &s->lock, &ts) == ETIMEDOUT)
 			break;
+	if (kickable)
+		s->kick = false;
 	stop = s->stop;
 	pthread_mutex_unlock(&s->lock);
 	return stop;
@@ -172,13 +196,13 @@ static void *sampler_thread(void *arg)
 	for (;;) {
 		int fd;
 
-		if (nap(s, wait))
+		if (nap(s, wait, true))
 			break;
 		wait = LR_STATS_PERIOD_NS - LR_STATS_WINDOW_NS;
 		fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
 		if (fd < 0)
 			continue;
-		nap(s, LR_STATS_WINDOW_NS);
+		nap(s, LR_STATS_WINDOW_NS, false);
 		close(fd);
 	}
 	return NULL;
@@ -214,6 +238,16 @@ int lr_bpf_sampler_start(struct lr_bpf_sampler **out, char *why, size_t len)
 	}
 	*out = s;
 	return 0;
+}
+
+void lr_bpf_sampler_kick(struct lr_bpf_sampler *s)
+{
+	if (!s)
+		return;
+	pthread_mutex_lock(&s->lock);
+	s->kick = true;
+	pthread_cond_signal(&s->cond);
+	pthread_mutex_unlock(&s->lock);
 }
 
 void lr_bpf_sampler_stop(struct lr_bpf_sampler *s)

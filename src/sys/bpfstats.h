@@ -19,8 +19,10 @@
 #define LR_STATS_WINDOW_NS	10000000ULL
 
 /*
- * Runs an empty XDP program with BPF_PROG_RUN, stats off and on, three times
+ * Runs an empty XDP program with BPF_PROG_RUN, stats off and on, five times
  * each: what stats add to a run and what they put into its reported time.
+ * Stats that are on already (the sysctl, or another tool's BPF_ENABLE_STATS,
+ * seen as runs counted while ours are off) leave "off" unknown: @out says so.
  * 0, or -errno with the reason in @why (BPF_ENABLE_STATS needs CAP_SYS_ADMIN).
  */
 int lr_bpf_stats_calibrate(struct lr_stats_cal *out, char *why, size_t len);
@@ -32,6 +34,8 @@ struct lr_bpf_sampler;
 
 /* Starts the sampling thread (signals blocked in it). 0, or -errno with @why. */
 int lr_bpf_sampler_start(struct lr_bpf_sampler **out, char *why, size_t len);
+/* Opens a window now (a test's window has just begun), unless one is open; NULL is fine. */
+void lr_bpf_sampler_kick(struct lr_bpf_sampler *s);
 /* Stops it, stats off (unless someone else holds them on). NULL is fine. */
 void lr_bpf_sampler_stop(struct lr_bpf_sampler *s);
 

@@ -27,49 +27,89 @@ uint64_t lr_cost_busy_ns(const struct lr_cpu_times *a, const struct lr_cpu_times
 		uint64_t off = delta(a->idle[c], b->idle[c]) * tick + steal;
 
 		/*
-		 * Idle time is kept exactly (tickless idle) but shown rounded down
-		 * to a tick: each CPU's difference is off by less than one tick;
-		 * steal is sampled, so where it moved, one tick more.
+		 * Idle and iowait are kept exactly (tickless idle) but each is shown
+		 * rounded down to a tick: their sum's difference is off by less
+		 * than two; steal is sampled, so where it moved, one tick more.
 		 */
 		busy += off < wall ? wall - off : 0;
-		err += tick + (steal ? tick : 0);
+		err += 2 * tick + (steal ? tick : 0);
 	}
 	*err_ns = err;
 	return busy;
 }
 
 /*
- * A time the kernel samples at each timer tick: k of N ticks fell in it, so
- * its error is binomial, sd = tick * sqrt(N p (1 - p)). The tick is taken as
- * /proc/stat's (10 ms); the kernel's own (4 ms at 250 Hz, 1 ms at 1000 Hz)
- * is finer, so this overstates the error. Two sd, and the rounding to a tick.
+ * A time the kernel samples at each of its timer ticks (@ktick): k of N
+ * ticks fell in it, so its error is binomial, sd = ktick * sqrt(N p (1 - p)).
+ * Two sd, and the rounding of the two /proc/stat fields it sums (softirq and
+ * irq) to its own tick (@tick).
  */
-static uint64_t sampled_err(uint64_t t, uint64_t wall, uint64_t tick)
+static uint64_t sampled_err(uint64_t t, uint64_t wall, uint64_t ktick, uint64_t tick)
 {
 	double p = wall ? (double)t / (double)wall : 0;
 
 	if (p > 1)
 		p = 1;
-	return (uint64_t)(2 * sqrt((double)tick * (double)t * (1 - p)) + (double)tick);
+	return (uint64_t)(2 * sqrt((double)ktick * (double)t * (1 - p)) + 2 * (double)tick);
 }
 
-uint64_t lr_cost_softirq_ns(const struct lr_cpu_times *a, const struct lr_cpu_times *b, const struct lr_cost_cpus *c,
+int lr_cost_irqtime(const struct lr_cost_cpus *c, int irqtime)
+{
+	unsigned int i, in = 0, decided = 0;
+
+	for (i = 0; i < c->n; i++) {
+		decided += c->by_data[i];
+		in += c->by_data[i] && c->inside[i];
+	}
+	if (decided)
+		return 2 * in >= decided ? 0 : 1;
+	return irqtime < 0 ? 2 : irqtime;
+}
+
+void lr_cost_cpus_add(struct lr_cost_cpus *c, unsigned int cpu, uint64_t thread_ns)
+{
+	unsigned int k;
+
+	for (k = 0; k < c->n && c->cpu[k] != cpu; k++)
+		;
+	if (k == c->n) {
+		if (c->n == LR_MAX_CPUS)
+			return;
+		c->cpu[c->n++] = cpu;
+	}
+	c->thread_ns[k] += thread_ns;
+}
+
+uint64_t lr_cost_softirq_ns(const struct lr_cpu_times *a, const struct lr_cpu_times *b, struct lr_cost_cpus *c,
 			    uint64_t *err_ns)
 {
 	uint64_t wall = delta(a->at_ns, b->at_ns), tick = b->tick_ns, sum = 0, err = 0;
+	/* the kernel's tick where known, else /proc/stat's, the coarser: the error is then overstated */
+	uint64_t ktick = c->sample_tick_ns ? c->sample_tick_ns : tick;
 	unsigned int i;
 
 	for (i = 0; i < c->n; i++) {
 		unsigned int cpu = c->cpu[i];
-		uint64_t si;
+		uint64_t si, e, off, busy, ks = c->ksoftirqd_seen[i] ? c->ksoftirqd_ns[i] : 0;
 
+		c->inside[i] = c->by_data[i] = false;
 		if (cpu >= a->n || cpu >= b->n)
 			continue;
 		si = (delta(a->softirq[cpu], b->softirq[cpu]) + delta(a->irq[cpu], b->irq[cpu])) * tick;
-		err += sampled_err(si, wall, tick);
+		e = sampled_err(si, wall, ktick, tick);
+		off = (delta(a->idle[cpu], b->idle[cpu]) + delta(a->steal[cpu], b->steal[cpu])) * tick;
+		busy = off < wall ? wall - off : 0;
+		c->by_data[i] = si > e;
+		if (c->by_data[i])
+			/* the threads' time with ksoftirqd's: nearer the busy time, or the busy time less it */
+			c->inside[i] = (double)(c->thread_ns[i] + ks) >= (double)busy - (double)si / 2;
+		else
+			c->inside[i] = c->irqtime != 1;
+		if (!c->inside[i])
+			continue;
+		err += e;
 		/* ksoftirqd's share is its own thread's, not the workers' */
-		if (c->ksoftirqd_seen[i])
-			si = si > c->ksoftirqd_ns[i] ? si - c->ksoftirqd_ns[i] : 0;
+		si = si > ks ? si - ks : 0;
 		if (si > c->thread_ns[i])
 			si = c->thread_ns[i];
 		sum += si;
@@ -102,7 +142,7 @@ void lr_cost_compute(const struct lr_cost_in *in, struct lr_cost *out)
 		sender = (double)in->sender_thread_ns - (double)in->sender_softirq_ns - added * (double)in->sender_stat_runs;
 		err_sender = (double)in->sender_softirq_err_ns + added_err * (double)in->sender_stat_runs;
 	}
-	if (in->have_receiver && in->recv_stat_runs && cal->valid) {
+	if (in->have_receiver && in->recv_stat_runs >= LR_COST_MIN_RUNS && cal->valid) {
 		/* the mean over the runs stats counted, less the clock reads stats put inside each run's time */
 		out->recv_ns_per_run = (double)in->recv_run_ns / (double)in->recv_stat_runs - cal->reported_ns;
 		recv = out->recv_ns_per_run * (double)in->recv_runs;
@@ -186,17 +226,37 @@ void lr_ksoftirqd_find(pid_t *out, unsigned int max)
 	closedir(d);
 }
 
-int lr_irqtime_from(const char *config, const char *cmdline)
+/* The line "NAME=" starts in @config, or NULL. */
+static const char *config_line(const char *config, const char *name)
 {
+	size_t n = strlen(name);
 	const char *p;
 
+	for (p = strstr(config, name); p; p = strstr(p + 1, name))
+		if ((p == config || p[-1] == '\n') && p[n] == '=')
+			return p + n + 1;
+	return NULL;
+}
+
+void lr_kconfig_from(const char *config, const char *cmdline, struct lr_kconfig *out)
+{
+	const char *v;
+
+	out->irqtime = -1;
+	out->hz = 0;
 	if (!config)
-		return -1;
+		return;
 	/* "CONFIG_IRQ_TIME_ACCOUNTING=y" on a line of its own; "# ... is not set" otherwise */
-	for (p = strstr(config, "CONFIG_IRQ_TIME_ACCOUNTING=y"); p; p = strstr(p + 1, "CONFIG_IRQ_TIME_ACCOUNTING=y"))
-		if (p == config || p[-1] == '\n')
-			return !(cmdline && strstr(cmdline, "tsc=noirqtime"));
-	return 0;
+	v = config_line(config, "CONFIG_IRQ_TIME_ACCOUNTING");
+	out->irqtime = v && *v == 'y' && !(cmdline && strstr(cmdline, "tsc=noirqtime"));
+	v = config_line(config, "CONFIG_HZ");
+	if (v) {
+		char *end;
+		unsigned long hz = strtoul(v, &end, 10);
+
+		if (end != v && (*end == '\n' || !*end) && hz >= 10 && hz <= 10000)
+			out->hz = (unsigned int)hz;
+	}
 }
 
 /* A gzip'd or plain text file whole (gzread reads both), NUL-ended; NULL when it cannot be read. */
@@ -218,12 +278,11 @@ static char *slurp(const char *path, size_t max)
 	return buf;
 }
 
-int lr_irqtime_accounting(void)
+void lr_kconfig_read(struct lr_kconfig *out)
 {
 	char path[300], cmdline[4096] = "";
 	struct utsname u;
 	char *cfg = NULL;
-	int ret;
 
 	if (!uname(&u)) {
 		snprintf(path, sizeof(path), "/boot/config-%s", u.release);
@@ -232,7 +291,26 @@ int lr_irqtime_accounting(void)
 	if (!cfg)
 		cfg = slurp("/proc/config.gz", 1 << 20);
 	read_small("/proc/cmdline", cmdline, sizeof(cmdline));
-	ret = lr_irqtime_from(cfg, cmdline);
+	lr_kconfig_from(cfg, cmdline, out);
 	free(cfg);
-	return ret;
+}
+
+void lr_ksoftirqd_read(const pid_t *pids, uint64_t *ns, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		ns[i] = pids[i] ? lr_task_runtime_ns(pids[i]) : 0;
+}
+
+void lr_cost_cpus_ksoftirqd(struct lr_cost_cpus *c, const uint64_t *ns0, const uint64_t *ns1)
+{
+	unsigned int k;
+
+	for (k = 0; k < c->n; k++) {
+		unsigned int cpu = c->cpu[k];
+
+		c->ksoftirqd_seen[k] = cpu < LR_MAX_CPUS && ns0[cpu] && ns1[cpu] >= ns0[cpu];
+		c->ksoftirqd_ns[k] = c->ksoftirqd_seen[k] ? ns1[cpu] - ns0[cpu] : 0;
+	}
 }

@@ -54,8 +54,12 @@ void lr_cpu_times_parse(const char *text, struct lr_cpu_times *t)
 		if (strncmp(line, "cpu", 3) || line[3] < '0' || line[3] > '9')
 			continue;
 		if (sscanf(line, "cpu%u %llu %llu %llu %llu %llu %llu %llu %llu", &cpu, &us, &ni, &sy, &id, &io, &irq,
-			   &sirq, &st) != 9 || cpu >= LR_MAX_CPUS)
+			   &sirq, &st) != 9)
 			continue;
+		if (cpu >= LR_MAX_CPUS) {
+			t->truncated = true;
+			continue;
+		}
 		t->user[cpu] = us + ni;
 		t->sys[cpu] = sy;
 		t->irq[cpu] = irq;

@@ -6,6 +6,7 @@
 #ifndef LINERATE_SYS_COUNTERS_H
 #define LINERATE_SYS_COUNTERS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* A device's counters, the kernel's and the driver's drop counters summed. */
@@ -33,6 +34,7 @@ struct lr_cpu_times {
 	uint64_t tick_ns;	/* one USER_HZ tick */
 	uint64_t user[LR_MAX_CPUS], sys[LR_MAX_CPUS], irq[LR_MAX_CPUS], softirq[LR_MAX_CPUS], idle[LR_MAX_CPUS],
 		steal[LR_MAX_CPUS];
+	bool truncated;	/* the host has CPUs numbered LR_MAX_CPUS and up, left out */
 };
 
 /* One CPU's time over a window, in percent. */

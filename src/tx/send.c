@@ -57,7 +57,7 @@ struct lr_tx {
 	/* the readings the cost split needs around the workers' run (sys/cost.h) */
 	struct lr_cpu_times cpu0, cpu1;
 	pid_t ksoftirqd[LR_MAX_CPUS];
-	uint64_t ksirq0[LR_MAX_CPUS];	/* ksoftirqd/N's run time at the start, by CPU */
+	uint64_t ksirq0[LR_MAX_CPUS];	/* ksoftirqd/N's run time at the start, by CPU; 0: not read */
 	uint64_t prog_runs0[LR_MAX_WORKERS];	/* the live program's counted runs at the start */
 	bool have_cpu;
 	struct lr_tx_cpu cpu;
@@ -484,17 +484,6 @@ int lr_tx_start(struct lr_tx *c)
 	return 0;
 }
 
-void lr_tx_ready(const struct lr_tx *c, uint64_t timeout_ns)
-{
-	uint64_t end = lr_now_ns() + timeout_ns;
-	unsigned int i;
-
-	for (i = 0; i < c->o->nworkers; i++)
-		while (c->ws[i].started && !__atomic_load_n(&c->ws[i].ready, __ATOMIC_ACQUIRE) &&
-		       !__atomic_load_n(&c->ws[i].done, __ATOMIC_ACQUIRE) && lr_now_ns() < end)
-			sched_yield();
-}
-
 /* The live program's runs bpf_stats counted so far, on worker @i; 0 without one. */
 static uint64_t prog_runs(const struct lr_tx *c, unsigned int i)
 {
@@ -505,20 +494,25 @@ static uint64_t prog_runs(const struct lr_tx *c, unsigned int i)
 	return runs;
 }
 
-static uint64_t ksoftirqd_ns(const struct lr_tx *c, unsigned int cpu)
+void lr_tx_ready(struct lr_tx *c, uint64_t timeout_ns)
 {
-	return cpu < LR_MAX_CPUS && c->ksoftirqd[cpu] ? lr_task_runtime_ns(c->ksoftirqd[cpu]) : 0;
+	uint64_t end = lr_now_ns() + timeout_ns;
+	unsigned int i;
+
+	for (i = 0; i < c->o->nworkers; i++)
+		while (c->ws[i].started && !__atomic_load_n(&c->ws[i].ready, __ATOMIC_ACQUIRE) &&
+		       !__atomic_load_n(&c->ws[i].done, __ATOMIC_ACQUIRE) && lr_now_ns() < end)
+			sched_yield();
+	/* the cost split's readings at the start: here, so that the caller's clock starts after them */
+	for (i = 0; i < c->o->nworkers; i++)
+		c->prog_runs0[i] = prog_runs(c, i);
+	lr_ksoftirqd_read(c->ksoftirqd, c->ksirq0, LR_MAX_CPUS);
+	lr_cpu_times_read(&c->cpu0);
 }
+
 
 void lr_tx_go(struct lr_tx *c, uint64_t now_ns)
 {
-	unsigned int i;
-
-	for (i = 0; i < c->o->nworkers; i++) {
-		c->prog_runs0[i] = prog_runs(c, i);
-		c->ksirq0[c->ws[i].cpu % LR_MAX_CPUS] = ksoftirqd_ns(c, c->ws[i].cpu);
-	}
-	lr_cpu_times_read(&c->cpu0);
 	c->start_ns = now_ns;
 	c->deadline_ns = c->o->duration_ns ? now_ns + c->o->duration_ns : 0;
 	__atomic_store_n(&c->go, 1, __ATOMIC_RELEASE);
@@ -542,39 +536,50 @@ static void cpu_account(struct lr_tx *c)
 {
 	const struct lr_send_opts *o = c->o;
 	struct lr_cost_cpus cc = { 0 };
-	bool seen = true;
+	uint64_t ks1[LR_MAX_CPUS];
+	struct lr_kconfig kc;
 	unsigned int i, k;
 
 	lr_cpu_times_read(&c->cpu1);
 	memset(&c->cpu, 0, sizeof(c->cpu));
+	lr_tx_cost_cpus(c, &cc);
+	if (!cc.n)
+		return;
+	lr_ksoftirqd_read(c->ksoftirqd, ks1, LR_MAX_CPUS);
+	lr_cost_cpus_ksoftirqd(&cc, c->ksirq0, ks1);
+	c->cpu.ksoftirqd_seen = true;
+	for (k = 0; k < cc.n; k++) {
+		c->cpu.ksoftirqd_seen &= cc.ksoftirqd_seen[k];
+		c->cpu.thread_ns += cc.thread_ns[k];
+	}
 	for (i = 0; i < o->nworkers; i++) {
+		uint64_t runs = prog_runs(c, i);
+
+		c->cpu.prog_stat_runs += runs > c->prog_runs0[i] ? runs - c->prog_runs0[i] : 0;
+	}
+	lr_kconfig_read(&kc);
+	c->cpu.kernel_hz = kc.hz;
+	cc.irqtime = kc.irqtime;
+	cc.sample_tick_ns = kc.hz ? 1000000000ULL / kc.hz : 0;
+	c->cpu.softirq_ns = lr_cost_softirq_ns(&c->cpu0, &c->cpu1, &cc, &c->cpu.softirq_err_ns);
+	c->cpu.irqtime = lr_cost_irqtime(&cc, kc.irqtime);
+	c->have_cpu = c->cpu0.n && c->cpu1.n;
+}
+
+void lr_tx_cost_cpus(const struct lr_tx *c, struct lr_cost_cpus *acc)
+{
+	unsigned int i;
+
+	for (i = 0; i < c->o->nworkers; i++) {
 		const struct lr_worker *w = &c->ws[i];
 
-		if (w->cpu_ns1 < w->cpu_ns0 || !w->cpu_ns1)
+		/* a worker that never ran (or whose clock failed) spoils the sum: none then */
+		if (!w->cpu_ns1 || w->cpu_ns1 < w->cpu_ns0) {
+			acc->n = 0;
 			return;
-		for (k = 0; k < cc.n && cc.cpu[k] != w->cpu; k++)
-			;
-		if (k == cc.n) {
-			uint64_t now = ksoftirqd_ns(c, w->cpu);
-
-			cc.cpu[cc.n] = w->cpu;
-			cc.ksoftirqd_seen[k] = w->cpu < LR_MAX_CPUS && c->ksoftirqd[w->cpu] && now;
-			cc.ksoftirqd_ns[k] = cc.ksoftirqd_seen[k] && now > c->ksirq0[w->cpu] ? now - c->ksirq0[w->cpu] : 0;
-			seen &= cc.ksoftirqd_seen[k];
-			cc.n++;
 		}
-		cc.thread_ns[k] += w->cpu_ns1 - w->cpu_ns0;
-		c->cpu.thread_ns += w->cpu_ns1 - w->cpu_ns0;
-		c->cpu.prog_stat_runs += prog_runs(c, i) - c->prog_runs0[i];
+		lr_cost_cpus_add(acc, w->cpu, w->cpu_ns1 - w->cpu_ns0);
 	}
-	c->cpu.irqtime = lr_irqtime_accounting();
-	if (c->cpu.irqtime < 0)
-		c->cpu.irqtime = 2;
-	/* a kernel that keeps interrupt time apart left none of it in the threads' time */
-	if (c->cpu.irqtime != 1)
-		c->cpu.softirq_ns = lr_cost_softirq_ns(&c->cpu0, &c->cpu1, &cc, &c->cpu.softirq_err_ns);
-	c->cpu.ksoftirqd_seen = seen;
-	c->have_cpu = c->cpu0.n && c->cpu1.n;
 }
 
 void lr_tx_join(struct lr_tx *c)

@@ -22,8 +22,11 @@ int lr_tx_open(const struct lr_send_opts *o, unsigned int flow_base, unsigned in
 int lr_tx_check_cpus(const struct lr_send_opts *o, char *err, size_t errlen);
 /* Starts the worker threads; they wait for lr_tx_go(). Exit code. */
 int lr_tx_start(struct lr_tx *t);
-/* Waits until every worker is pinned and waiting (or @timeout_ns passed), so the clock starts fair. */
-void lr_tx_ready(const struct lr_tx *t, uint64_t timeout_ns);
+/*
+ * Waits until every worker is pinned and waiting (or @timeout_ns passed), so the clock starts fair;
+ * then takes the cost split's readings at the start (before the caller reads its clock for go).
+ */
+void lr_tx_ready(struct lr_tx *t, uint64_t timeout_ns);
 /* Releases the workers now; a duration in the options runs from @now_ns. */
 void lr_tx_go(struct lr_tx *t, uint64_t now_ns);
 bool lr_tx_done(const struct lr_tx *t);
@@ -57,6 +60,9 @@ int lr_tx_report(struct lr_tx *t, struct json_object *peer, const struct lr_rtt_
 		 const struct lr_prep_result *prep);
 /* The result (util/result.h) and, in @secs, the span from the start to the last worker's data end. After lr_tx_join(). */
 void lr_tx_collect(struct lr_tx *t, struct lr_tx_result *r, double *secs);
+struct lr_cost_cpus;
+/* Adds the workers' CPU time, by CPU, to @acc (sys/cost.h); @acc->n is 0 when one never ran. After lr_tx_join(). */
+void lr_tx_cost_cpus(const struct lr_tx *t, struct lr_cost_cpus *acc);
 /* Data frames the device completed on worker @w (markers excluded). */
 uint64_t lr_tx_worker_done(const struct lr_worker *w);
 

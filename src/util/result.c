@@ -82,6 +82,7 @@ static const struct lr_jfield tx_cpu_fields[] = {
 	F("prog_stat_runs", LR_J_U64, struct lr_tx_cpu, prog_stat_runs),
 	F("ksoftirqd_seen", LR_J_BOOL, struct lr_tx_cpu, ksoftirqd_seen),
 	{ "irq_time_accounting", LR_J_ENUM, offsetof(struct lr_tx_cpu, irqtime), .names = irqtime_names },
+	F("kernel_hz", LR_J_UINT, struct lr_tx_cpu, kernel_hz),
 	{ NULL }
 };
 

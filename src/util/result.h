@@ -40,10 +40,11 @@ struct lr_tx_cpu {
 	uint64_t prog_stat_runs;	/* runs of the engine's own BPF program (live) that bpf_stats counted */
 	bool ksoftirqd_seen;	/* ksoftirqd's time on the workers' CPUs was read and left out */
 	/*
-	 * The kernel keeps interrupt time apart (lr_irqtime_accounting()): 0 no, 1 yes (then thread time
+	 * The kernel keeps interrupt time apart (lr_kconfig_read()): 0 no, 1 yes (then thread time
 	 * holds none and softirq_ns is 0), 2 unknown (taken as no).
 	 */
 	int irqtime;
+	unsigned int kernel_hz;	/* its tick rate, which sets the estimate's error; 0 when unknown */
 };
 
 struct lr_tx_result {
