@@ -46,7 +46,7 @@ _Static_assert(sizeof(struct word) <= PIPE_BUF, "one word is one atomic write");
 /* What the guardian is given: the peer, where it is, and how to tell that it points back at us. */
 struct guard {
 	pid_t parent;
-	int ctl_fd, ans_fd;	/* the read end of the parent's pipe, the write end of its own */
+	int ctl_fd, ans_fd;	/* its end of the parent's socket, the write end of its own pipe */
 	int ns_fd;	/* the peer's namespace; -1 when it is ours */
 	int self_fd;	/* ours, to ask the peer's namespace what it calls it; -1 when the same */
 	int peer_ifindex;	/* in the peer's namespace */
@@ -638,6 +638,7 @@ int lr_peer_gro_hold(const char *ifname, struct lr_peer_gro *p, char *err, size_
 		p->r.action = LR_PREP_NOT_VETH;
 		return 0;
 	}
+	snprintf(p->ifname, sizeof(p->ifname), "%s", ifname);
 	g.parent = getpid();
 	g.peer_ifindex = self.link;
 	g.ifindex = ifc.ifindex;
@@ -662,8 +663,9 @@ int lr_peer_gro_hold(const char *ifname, struct lr_peer_gro *p, char *err, size_
 	/* one peer, one name: its namespace (device and inode of the nsfs file) and its ifindex there */
 	snprintf(g.key, sizeof(g.key), "ns-%llx-%llx-if-%d", (unsigned long long)st.st_dev,
 		 (unsigned long long)st.st_ino, self.link);
-	if (pipe2(ctl, O_CLOEXEC) || pipe2(ans, O_CLOEXEC)) {
-		lr_msg(err, errlen, "--prepare-peer: pipe: %s", strerror(errno));
+	/* a socket, not a pipe, toward it: send(MSG_NOSIGNAL) to one that died is EPIPE, not SIGPIPE */
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ctl) || pipe2(ans, O_CLOEXEC)) {
+		lr_msg(err, errlen, "--prepare-peer: socketpair, pipe: %s", strerror(errno));
 		code = LR_EXIT_RUNTIME;
 		goto out;
 	}
@@ -716,6 +718,68 @@ out:
 	return code;
 }
 
+/*
+ * The byte that has it let go, then its last word within RELEASE_MS: 0, -ETIMEDOUT, or -EPIPE
+ * when it ended without one (it died). Never waits on a dead one; p->pid reaped unless stuck.
+ */
+static int let_go(struct lr_peer_gro *p, struct word *w)
+{
+	int ret;
+
+	/* a byte says it even while another child holds a copy of our end */
+	if (send(p->ctl_fd, "x", 1, MSG_NOSIGNAL) < 0)
+		pr_debug("--prepare-peer: the guardian's socket: %s\n", strerror(errno));
+	close(p->ctl_fd);
+	p->ctl_fd = -1;
+	ret = hear(p->ans_fd, RELEASE_MS, w);
+	if (!ret && !w->final)
+		ret = -EPIPE;
+	close(p->ans_fd);
+	p->ans_fd = -1;
+	/* its end of the pipe closes only when it exits: it is gone, or about to be, unless stuck */
+	reap(p->pid, ret != -ETIMEDOUT);
+	return ret;
+}
+
+/*
+ * The guardian died before its last word (killed alone, out of memory): its LOCK_SH went with it,
+ * and its record, held by no one now, still says how the peer's user had GRO. A new guardian takes
+ * that record over and lets go at once: GRO goes back, or stays on for the runs that hold it still.
+ */
+static void take_over(struct lr_peer_gro *p)
+{
+	char err[LR_PREP_ERROR_MAX], line[512];
+	pid_t dead = p->pid;
+	struct lr_peer_gro q;
+	struct word w;
+	int ret;
+
+	p->r.released = true;
+	ret = lr_peer_gro_hold(p->ifname, &q, err, sizeof(err));
+	if (!ret && q.pid) {
+		ret = let_go(&q, &w);
+		if (!ret) {
+			p->r.restored = w.r.restored;
+			p->r.left_on_for = w.r.left_on_for;
+			snprintf(p->r.error, sizeof(p->r.error), "%s", w.r.error);
+		} else {
+			snprintf(p->r.error, sizeof(p->r.error), "its guardian (PID %d) died, and the new one (PID %d) %s",
+				 (int)dead, (int)q.pid, ret == -ETIMEDOUT ? "did not answer within 5 s" : "died too");
+		}
+	} else if (!ret) {
+		/* the record was not taken: the peer takes XDP frames by another's hand, or is no veth's now */
+		snprintf(p->r.error, sizeof(p->r.error), "its guardian (PID %d) died, and %s is no longer as this "
+			 "run left it; left as it is", (int)dead, p->r.device);
+	} else {
+		/* its line without its "--prepare-peer: " (ours is said once), and cut where it must be */
+		lr_msg(p->r.error, sizeof(p->r.error), "its guardian (PID %d) died, and a new one could not take over: %s",
+		       (int)dead, strncmp(err, "--prepare-peer: ", 16) ? err : err + 16);
+	}
+	lr_peer_gro_end_line(&p->r, line, sizeof(line));
+	pr_warn("linerate: --prepare-peer: the guardian (PID %d) holding GRO on for the run on %s died before "
+		"the end: %s\n", (int)dead, p->ifname, line);
+}
+
 void lr_peer_gro_release(struct lr_peer_gro *p)
 {
 	struct word w;
@@ -723,22 +787,15 @@ void lr_peer_gro_release(struct lr_peer_gro *p)
 
 	if (!p->pid)
 		return;
-	/* a byte says it even while another child holds a copy of our end */
-	if (write(p->ctl_fd, "x", 1) < 0)
-		pr_debug("--prepare-peer: the guardian's pipe: %s\n", strerror(errno));
-	close(p->ctl_fd);
-	p->ctl_fd = -1;
-	ret = hear(p->ans_fd, RELEASE_MS, &w);
-	if (!ret && w.final) {
+	ret = let_go(p, &w);
+	if (!ret) {
 		p->r = w.r;
-		reap(p->pid, true);
+	} else if (ret == -EPIPE) {
+		take_over(p);
 	} else {
 		p->r.released = true;
-		snprintf(p->r.error, sizeof(p->r.error), "its guardian (PID %d) %s", (int)p->pid,
-			 ret == -ETIMEDOUT ? "did not answer within 5 s" : "ended without a word");
-		reap(p->pid, false);
+		snprintf(p->r.error, sizeof(p->r.error), "its guardian (PID %d) did not answer within 5 s",
+			 (int)p->pid);
 	}
-	close(p->ans_fd);
-	p->ans_fd = -1;
 	p->pid = 0;
 }

@@ -18,8 +18,9 @@
 struct lr_peer_gro {
 	struct lr_prep_result r;
 	pid_t pid;	/* the guardian while it holds GRO on; 0 when nothing is held */
-	int ctl_fd;	/* our end of its pipe: a byte, or its closing, has it let go */
+	int ctl_fd;	/* our end of its socket: a byte, or its closing, has it let go */
 	int ans_fd;	/* its reports */
+	char ifname[LR_PREP_DEVICE_MAX];	/* ours, for a new guardian when this one died */
 };
 
 /*
@@ -33,7 +34,10 @@ struct lr_peer_gro {
 int lr_peer_gro_hold(const char *ifname, struct lr_peer_gro *p, char *err, size_t errlen);
 /*
  * Lets go: GRO goes back as it was, or stays on while other runs hold it; within 5 s, the outcome
- * in p->r (released, restored, left_on_for, error). Does nothing when nothing is held.
+ * in p->r (released, restored, left_on_for, error). Does nothing when nothing is held. A guardian
+ * that died first (killed alone, out of memory) raises no SIGPIPE here: a new one is forked, takes
+ * over the record it left, puts GRO back, and one line on stderr says so. Its code takes no lock
+ * but libc's, which fork() leaves usable, so threads may exist by then.
  */
 void lr_peer_gro_release(struct lr_peer_gro *p);
 

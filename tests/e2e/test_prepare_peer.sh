@@ -29,6 +29,9 @@
 #     second (joined) puts it back
 #   - a run SIGKILLed together with its guardian: GRO stays on and its record stays; the next run
 #     on vc1 takes the record's "off" as the user's setting and puts it back
+#   - the guardian alone SIGKILLed mid-test: GRO stays on until the sender lets go; then (SIGINT)
+#     send is not killed by SIGPIPE (exit 0, its JSON written), one line says the guardian died
+#     and a new one put GRO back, the summary says so too; GRO off, no record left
 #   - linerate run with [tx] prepare_peer = yes, engine live, two rates: every step exact, the JSON's
 #     prepare_peer restored, the table says it, GRO off after
 #   - an agent in c1 (on c1's loopback) as the sender: send --peer --reverse --prepare-peer counts
@@ -267,6 +270,32 @@ lr_check "the next run: JSON action, gro_before (from the record), restored" \
 	"$(jq -c '.prepare_peer | [.action, .gro_before, .restored]' "$LR_TMP/next.send.json")" == '["switched_on",false,true]'
 lr_check "the next run: vc1's GRO off, as its user had it" "$(gro "$HNS" vc1)" == off
 lr_check_cmd "the next run: no record left" records_gone "$KEY"
+
+lr_log "== the guardian alone killed mid-test"
+lr_spawn orphan ip netns exec "$C1" "$LINERATE" send -i eth0 --dst-ip 198.18.2.3 --engine live --rate 20k \
+	--duration 60s -q --prepare-peer --json "$LR_TMP/orphan.json"
+P1=$LR_LAST_PID
+wait_line "$LR_TMP/orphan.err" "engine live" 15 "$P1" || lr_die "the sender never started"
+GUARDIAN=$(ps -o pid= --ppid "$P1" | tr -d ' ')
+lr_check "guardian alone: the sender has one child, its guardian" "$(wc -w <<<"$GUARDIAN")" == 1
+kill -KILL "$GUARDIAN"
+sleep 0.5
+lr_check "guardian alone: the sender still runs" "$(kill -0 "$P1" 2>/dev/null && echo yes || echo no)" == yes
+lr_check "guardian alone: vc1's GRO still on (the sender has not let go)" "$(gro "$HNS" vc1)" == on
+kill -INT "$P1"
+RC=0
+lr_wait_pid "$P1" 15 || RC=$?
+lr_show_file "$LR_TMP/orphan.err"
+lr_check "guardian alone: send exit code (0, not 141: no SIGPIPE)" "$RC" == 0
+lr_check "guardian alone: JSON action, released, restored, error" \
+	"$(jq -c '.prepare_peer | [.action, .released, .restored, .error]' "$LR_TMP/orphan.json")" == '["switched_on",true,true,null]'
+lr_check_cmd "guardian alone: one line says it died and a new one put GRO back" \
+	grep -q "^linerate: --prepare-peer: the guardian (PID $GUARDIAN) holding GRO on for the run on eth0 died before the end: GRO put back off at vc1 (netns $HNS)$" \
+	"$LR_TMP/orphan.err"
+lr_check_cmd "guardian alone: the summary says it was put back" \
+	grep -q "^  prepare   GRO put back off at vc1 (netns $HNS)$" "$LR_TMP/orphan.err"
+lr_check "guardian alone: vc1's GRO off" "$(gro "$HNS" vc1)" == off
+lr_check_cmd "guardian alone: no record left" records_gone "$KEY"
 
 lr_log "== linerate run, [tx] prepare_peer = yes"
 cat >"$LR_TMP/pp.ini" <<EOF
