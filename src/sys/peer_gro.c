@@ -28,6 +28,8 @@
 #define STATE_MAGIC	"linerate-peer-gro 1\n"
 #define READY_MS	10000	/* for the guardian's first word: a lock another run holds is held for moments */
 #define RELEASE_MS	5000	/* for its last word */
+#define TAKE_LOCK_MS	8000	/* the guardian's wait for a peer's mutex, within READY_MS */
+#define PUT_LOCK_MS	4000	/* ... and when it lets go, within RELEASE_MS */
 #define WATCH_MS	200	/* how often it looks whether its parent is still there */
 #ifndef SO_NETNS_COOKIE
 #define SO_NETNS_COOKIE	71	/* Linux 5.14 */
@@ -229,32 +231,56 @@ static int check_peer(const struct guard *g, struct lr_if_link *l, char *msg, si
 	return 0;
 }
 
+/* Milliseconds since @t0 on CLOCK_MONOTONIC. */
+static int since_ms(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int)((t.tv_sec - t0->tv_sec) * 1000 + (t.tv_nsec - t0->tv_nsec) / 1000000);
+}
+
 /*
- * The mutex of a peer's files: LOCK_EX on its state file. A holder that removes the file (the
+ * The mutex of a peer's files: LOCK_EX on its state file, waited for @ms at most (-ETIMEDOUT), so
+ * that a stuck holder cannot keep a guardian from its answer. A holder that removes the file (the
  * last user) does so under this lock, so a waiter that then gets it checks that its descriptor
  * still is the file at @path, and opens it again if not.
  */
-static int mutex_lock(const char *path)
+static int mutex_lock(const char *path, int ms)
 {
+	const struct timespec nap = { 0, 20 * 1000000L };
+	struct timespec t0;
 	struct stat a, b;
 	int fd;
 
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
 		fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 		if (fd < 0)
 			return -errno;
-		if (flock(fd, LOCK_EX) < 0) {
+		while (flock(fd, LOCK_EX | LOCK_NB) < 0) {
 			int err = -errno;
 
-			close(fd);
-			if (err == -EINTR)
-				continue;
-			return err;
+			if (err != -EWOULDBLOCK && err != -EINTR) {
+				close(fd);
+				return err;
+			}
+			if (since_ms(&t0) >= ms) {
+				close(fd);
+				return -ETIMEDOUT;
+			}
+			nanosleep(&nap, NULL);
 		}
 		if (!fstat(fd, &a) && !stat(path, &b) && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
 			return fd;
 		close(fd);
 	}
+}
+
+/* Why mutex_lock() failed, for a message. */
+static const char *lock_error(int err)
+{
+	return err == -ETIMEDOUT ? "another process held it too long" : strerror(-err);
 }
 
 static int state_read(int fd, struct lr_peer_gro_state *st)
@@ -342,10 +368,10 @@ static int take(const struct guard *g, struct hold *h, struct lr_prep_result *r,
 		return code;
 	snprintf(h->state, sizeof(h->state), LR_PEER_GRO_DIR "/%s.state", g->key);
 	snprintf(h->users, sizeof(h->users), LR_PEER_GRO_DIR "/%s.users", g->key);
-	mfd = mutex_lock(h->state);
+	mfd = mutex_lock(h->state, TAKE_LOCK_MS);
 	if (mfd < 0) {
-		snprintf(msg, len, "--prepare-peer: cannot lock %s: %s; nothing changed", h->state, strerror(-mfd));
-		return LR_EXIT_USAGE;
+		snprintf(msg, len, "--prepare-peer: cannot lock %s: %s; nothing changed", h->state, lock_error(mfd));
+		return LR_EXIT_RUNTIME;
 	}
 	h->users_fd = open(h->users, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (h->users_fd < 0) {
@@ -468,9 +494,9 @@ static void put_back(const struct guard *g, struct hold *h, struct lr_prep_resul
 	struct lr_if_link l;
 	int mfd, ret;
 
-	mfd = mutex_lock(h->state);
+	mfd = mutex_lock(h->state, PUT_LOCK_MS);
 	if (mfd < 0) {
-		snprintf(r->error, sizeof(r->error), "cannot lock %s: %s", h->state, strerror(-mfd));
+		snprintf(r->error, sizeof(r->error), "cannot lock %s: %s", h->state, lock_error(mfd));
 		goto out;
 	}
 	/* a conversion that fails has dropped our LOCK_SH: then only the others' remain */
@@ -502,11 +528,10 @@ out:
 	r->released = true;
 }
 
-static void say(int fd, const struct word *w)
+/* false when no one reads: the parent died, or stopped waiting for the first word (EPIPE, ignored) */
+static bool say(int fd, const struct word *w)
 {
-	/* the parent may be gone (EPIPE, ignored): the word is then for no one */
-	if (write(fd, w, sizeof(*w)) < 0)
-		return;
+	return write(fd, w, sizeof(*w)) == (ssize_t)sizeof(*w);
 }
 
 /*
@@ -536,7 +561,7 @@ static __attribute__((noreturn)) void guardian(const struct guard *g, const stru
 	struct word w = { .r = *r0 };
 	struct hold h = { .users_fd = -1 };
 	char line[512];
-	bool told;
+	bool heard, told;
 	int fd;
 
 	/* out of the test's session and process group: a terminal's or a group's signal is not for it */
@@ -563,18 +588,19 @@ static __attribute__((noreturn)) void guardian(const struct guard *g, const stru
 		_exit(0);
 	}
 	w.code = take(g, &h, &w.r, w.msg, sizeof(w.msg));
-	say(g->ans_fd, &w);
+	heard = say(g->ans_fd, &w);
 	if (w.code || w.r.action == LR_PREP_NONE)
 		_exit(0);
-	told = wait_parent(g);
+	/* a parent that stopped waiting for that word (READY_MS) gave the test up: back at once */
+	told = heard && wait_parent(g);
 	put_back(g, &h, &w.r);
 	w.final = true;
 	say(g->ans_fd, &w);
 	if (!told) {
-		/* no one reports for a parent that died: one line where its own lines went */
+		/* no one reports for a parent that died or gave up: one line where its own lines went */
 		lr_peer_gro_end_line(&w.r, line, sizeof(line));
-		fprintf(stderr, "linerate: --prepare-peer: the run on %s ended without letting go: %s\n", g->ifname,
-			line);
+		fprintf(stderr, "linerate: --prepare-peer: the run on %s %s: %s\n", g->ifname,
+			heard ? "ended without letting go" : "stopped waiting for its guardian", line);
 	}
 	_exit(0);
 }
@@ -585,7 +611,7 @@ static __attribute__((noreturn)) void guardian(const struct guard *g, const stru
 static int hear(int fd, int ms, struct word *w)
 {
 	struct pollfd p = { .fd = fd, .events = POLLIN };
-	struct timespec t0, t;
+	struct timespec t0;
 	ssize_t n;
 	int left = ms;
 
@@ -597,8 +623,7 @@ static int hear(int fd, int ms, struct word *w)
 			break;
 		if (ret < 0 && errno != EINTR)
 			return -errno;
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		left = ms - (int)((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000);
+		left = ms - since_ms(&t0);
 		if (left <= 0)
 			return -ETIMEDOUT;
 	}
@@ -681,12 +706,21 @@ int lr_peer_gro_hold(const char *ifname, struct lr_peer_gro *p, char *err, size_
 	if (!pid)
 		guardian(&g, &p->r);
 	ret = hear(ans[0], READY_MS, &w);
+	if (ret == -ETIMEDOUT) {
+		/*
+		 * Slow, not known to have changed nothing: GRO may go on just after this. It is not
+		 * killed between the two: our ends of its socket and pipe close below, so once it has
+		 * taken the peer its wait sees them closed and it puts GRO back. Reaped without waiting.
+		 */
+		p->stray = pid;
+		lr_msg(err, errlen, "--prepare-peer: the guardian process (PID %d) did not answer within 10 s; "
+		       "what it may still switch on it puts back at once", (int)pid);
+		code = LR_EXIT_RUNTIME;
+		goto out;
+	}
 	if (ret) {
-		/* stuck (it changed nothing yet, or it would have said so) or dead: gone either way */
-		kill(pid, SIGKILL);
 		reap(pid, true);
-		lr_msg(err, errlen, "--prepare-peer: the guardian process %s", ret == -ETIMEDOUT ?
-		       "did not answer within 10 s" : "ended without a word");
+		lr_msg(err, errlen, "--prepare-peer: the guardian process ended without a word");
 		code = LR_EXIT_RUNTIME;
 		goto out;
 	}
@@ -785,6 +819,10 @@ void lr_peer_gro_release(struct lr_peer_gro *p)
 	struct word w;
 	int ret;
 
+	if (p->stray) {
+		reap(p->stray, false);
+		p->stray = 0;
+	}
 	if (!p->pid)
 		return;
 	ret = let_go(p, &w);

@@ -21,6 +21,7 @@ struct lr_peer_gro {
 	int ctl_fd;	/* our end of its socket: a byte, or its closing, has it let go */
 	int ans_fd;	/* its reports */
 	char ifname[LR_PREP_DEVICE_MAX];	/* ours, for a new guardian when this one died */
+	pid_t stray;	/* one that did not answer in time, to reap (it puts back what it changed) */
 };
 
 /*
@@ -29,15 +30,17 @@ struct lr_peer_gro {
  * @ifname, and switches its GRO on until lr_peer_gro_release() or this process's death. Must run
  * before any thread exists. 0 with what was found and done in p->r (nothing, for a peer that takes
  * XDP frames already or an interface that is no veth); else an exit code and one line in @err,
- * with nothing changed.
+ * with nothing changed (a guardian that did not answer within 10 s is left to finish: it puts
+ * back at once whatever it changes, as its parent's ends of their pipes are closed).
  */
 int lr_peer_gro_hold(const char *ifname, struct lr_peer_gro *p, char *err, size_t errlen);
 /*
  * Lets go: GRO goes back as it was, or stays on while other runs hold it; within 5 s, the outcome
- * in p->r (released, restored, left_on_for, error). Does nothing when nothing is held. A guardian
- * that died first (killed alone, out of memory) raises no SIGPIPE here: a new one is forked, takes
- * over the record it left, puts GRO back, and one line on stderr says so. Its code takes no lock
- * but libc's, which fork() leaves usable, so threads may exist by then.
+ * in p->r (released, restored, left_on_for, error). Nothing else when nothing is held (a guardian
+ * that did not answer lr_peer_gro_hold() in time is reaped if it has ended). A guardian that died
+ * first (killed alone, out of memory) raises no SIGPIPE here: a new one is forked, takes over the
+ * record it left, puts GRO back, and one line on stderr says so. Its code takes no lock but libc's,
+ * which fork() leaves usable, so threads may exist by then.
  */
 void lr_peer_gro_release(struct lr_peer_gro *p);
 

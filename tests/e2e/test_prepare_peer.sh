@@ -32,6 +32,8 @@
 #   - the guardian alone SIGKILLed mid-test: GRO stays on until the sender lets go; then (SIGINT)
 #     send is not killed by SIGPIPE (exit 0, its JSON written), one line says the guardian died
 #     and a new one put GRO back, the summary says so too; GRO off, no record left
+#   - vc1's mutex (its state file's LOCK_EX) held by another process: the guardian gives up
+#     waiting within its bound, before the sender's 10 s: exit 1, one line saying so, GRO off
 #   - linerate run with [tx] prepare_peer = yes, engine live, two rates: every step exact, the JSON's
 #     prepare_peer restored, the table says it, GRO off after
 #   - an agent in c1 (on c1's loopback) as the sender: send --peer --reverse --prepare-peer counts
@@ -47,7 +49,7 @@ set -euo pipefail
 COUNT=20000
 RECORDS=/run/linerate/peer-gro
 lr_init
-lr_require_cmds ethtool mount umount stat nsenter
+lr_require_cmds ethtool mount umount stat nsenter flock
 PFX=lrpp$$
 lr_lab_prefix "$PFX"
 
@@ -296,6 +298,25 @@ lr_check_cmd "guardian alone: the summary says it was put back" \
 	grep -q "^  prepare   GRO put back off at vc1 (netns $HNS)$" "$LR_TMP/orphan.err"
 lr_check "guardian alone: vc1's GRO off" "$(gro "$HNS" vc1)" == off
 lr_check_cmd "guardian alone: no record left" records_gone "$KEY"
+
+lr_log "== vc1's mutex held by another process"
+# held by this shell itself: nothing left running, and the lock goes with the descriptor
+mkdir -p "$RECORDS"
+exec {LOCKFD}>>"$RECORDS/$KEY.state"
+flock -x "$LOCKFD"
+RC=0
+ip netns exec "$C1" "$LINERATE" send -i eth0 --dst-ip 198.18.2.3 --count 100 --engine live --prepare-peer \
+	>"$LR_TMP/lock.out" 2>"$LR_TMP/lock.err" || RC=$?
+exec {LOCKFD}>&-
+lr_show_file "$LR_TMP/lock.err"
+lr_check "mutex held: exit code (runtime)" "$RC" == 1
+lr_check "mutex held: one line" "$(wc -l <"$LR_TMP/lock.err")" == 1
+lr_check_cmd "mutex held: the guardian's own line, not the sender's 10 s timeout" \
+	grep -q "^linerate send: --prepare-peer: cannot lock $RECORDS/$KEY.state: another process held it too long; nothing changed$" \
+	"$LR_TMP/lock.err"
+lr_check "mutex held: vc1's GRO untouched" "$(gro "$HNS" vc1)" == off
+# the empty state file this shell made
+rm -f "$RECORDS/$KEY.state"
 
 lr_log "== linerate run, [tx] prepare_peer = yes"
 cat >"$LR_TMP/pp.ini" <<EOF
