@@ -98,6 +98,14 @@ int lr_peer_gro_state_format(const struct lr_peer_gro_state *st, char *buf, size
 	return n < 0 || (size_t)n >= len ? -ENOSPC : n;
 }
 
+bool lr_peer_gro_state_fits(const struct lr_peer_gro_state *st, uint64_t cookie, const char *device, bool gro,
+			    bool xdp)
+{
+	if (cookie && st->netns_cookie && st->netns_cookie != cookie)
+		return false;
+	return !strcmp(st->device, device) && gro && !xdp;
+}
+
 unsigned int lr_peer_gro_count_holders(const char *locks, unsigned int major, unsigned int minor,
 				       unsigned long ino)
 {
@@ -354,7 +362,7 @@ static int take(const struct guard *g, struct hold *h, struct lr_prep_result *r,
 	struct lr_peer_gro_state st;
 	struct lr_if_link l;
 	int mfd, code, ret;
-	bool on = false, fresh = false;
+	bool on = false, fresh = false, alone;
 
 	h->users_fd = -1;
 	code = check_peer(g, &l, msg, len);
@@ -379,14 +387,26 @@ static int take(const struct guard *g, struct hold *h, struct lr_prep_result *r,
 		code = LR_EXIT_USAGE;
 		goto out;
 	}
+	ret = lr_if_gro(h->device, &on);
+	if (ret) {
+		snprintf(msg, len, "--prepare-peer: cannot read GRO of %s: %s; nothing changed", h->device,
+			 strerror(-ret));
+		code = LR_EXIT_USAGE;
+		goto out;
+	}
+	/* no run holds it now (its LOCK_EX turns into our LOCK_SH below): a record is a dead run's */
+	alone = !flock(h->users_fd, LOCK_EX | LOCK_NB);
 	ret = state_read(mfd, &st);
 	/*
-	 * A record no one holds may be of a namespace that died: its inode, which the file's name is
-	 * made of, can then be another's now. Its cookie tells; a record of another is dropped.
+	 * A record no one holds says how the user had GRO only while the device is the one a run
+	 * that died left (lr_peer_gro_state_fits()): the namespace, whose inode the file's name is
+	 * made of, may be another's now, the ifindex another device's, or its user may have set it
+	 * since. Then it is dropped, and the device taken as it is.
 	 */
-	if (!ret && cookie && st.netns_cookie && st.netns_cookie != cookie && !flock(h->users_fd, LOCK_EX | LOCK_NB)) {
-		pr_debug("--prepare-peer: %s is the record of a namespace gone; dropped\n", h->state);
-		flock(h->users_fd, LOCK_UN);
+	if (!ret && alone && !lr_peer_gro_state_fits(&st, cookie, h->device, on, l.xdp_native)) {
+		pr_debug("--prepare-peer: %s is a dead run's record of %s, GRO %s, which is %s now, GRO %s%s; "
+			 "dropped\n", h->state, st.device, st.gro ? "on" : "off", h->device, on ? "on" : "off",
+			 l.xdp_native ? ", XDP" : "");
 		ret = -ENODATA;
 	}
 	if (!ret) {
@@ -395,26 +415,21 @@ static int take(const struct guard *g, struct hold *h, struct lr_prep_result *r,
 		 * Either way the record, not the device, says how its user had it.
 		 */
 		r->gro_before = st.gro;
-		r->action = flock(h->users_fd, LOCK_EX | LOCK_NB) ? LR_PREP_JOINED : LR_PREP_SWITCHED;
+		r->action = alone ? LR_PREP_SWITCHED : LR_PREP_JOINED;
 		if (r->action == LR_PREP_SWITCHED)
 			pr_info("--prepare-peer: %s: a run that died left GRO on; its record says it was %s\n",
 				h->device, st.gro ? "on" : "off");
 	} else {
 		if (ret != -ENODATA)
 			pr_warn("--prepare-peer: %s holds no valid record; taken as none\n", h->state);
-		ret = lr_if_gro(h->device, &on);
-		if (ret) {
-			snprintf(msg, len, "--prepare-peer: cannot read GRO of %s: %s; nothing changed", h->device,
-				 strerror(-ret));
-			code = LR_EXIT_USAGE;
-			goto out;
-		}
 		r->gro_before = on;
 		if (on || l.xdp_native) {
-			/* it takes XDP frames already: leave it, and leave no file behind */
+			/* it takes XDP frames already: leave it, and leave no file behind (others' are theirs) */
 			r->action = LR_PREP_NONE;
-			unlink(h->users);
-			unlink(h->state);
+			if (alone) {
+				unlink(h->users);
+				unlink(h->state);
+			}
 			goto out;
 		}
 		st = (struct lr_peer_gro_state){ .netns_cookie = cookie, .gro = false };
@@ -429,9 +444,7 @@ static int take(const struct guard *g, struct hold *h, struct lr_prep_result *r,
 		fresh = true;
 	}
 	/* a joined run may have found it switched off behind the holders' backs: on again */
-	ret = lr_if_gro(h->device, &on);
-	if (!ret && !on)
-		ret = lr_if_set_gro(h->device, true);
+	ret = on ? 0 : lr_if_set_gro(h->device, true);
 	if (ret) {
 		snprintf(msg, len, "--prepare-peer: cannot switch GRO on at %s: %s%s", h->device, strerror(-ret),
 			 r->action == LR_PREP_SWITCHED ? "; nothing changed" : "");

@@ -67,6 +67,13 @@ int lr_peer_gro_state_parse(const char *text, size_t len, struct lr_peer_gro_sta
 /* The same text into @buf: its length, or -ENOSPC. */
 int lr_peer_gro_state_format(const struct lr_peer_gro_state *st, char *buf, size_t len);
 /*
+ * Whether a record no run holds, left by one that died, still says how the peer's user had GRO:
+ * of the namespace with @cookie (0: not known, not compared), of the device now called @device,
+ * which has GRO on (@gro) and no driver-mode XDP program (@xdp), as that run left it.
+ */
+bool lr_peer_gro_state_fits(const struct lr_peer_gro_state *st, uint64_t cookie, const char *device, bool gro,
+			    bool xdp);
+/*
  * Holders of a flock(LOCK_SH) on the file at @dev (major:minor as /proc/locks prints it) and
  * @ino, from /proc/locks text; waiters ("->") are not counted.
  */

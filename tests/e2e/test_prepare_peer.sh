@@ -29,6 +29,8 @@
 #     second (joined) puts it back
 #   - a run SIGKILLed together with its guardian: GRO stays on and its record stays; the next run
 #     on vc1 takes the record's "off" as the user's setting and puts it back
+#   - the same, then vc1 renamed: the record, of another name, is dropped; the next run takes the
+#     device as it is (GRO on: nothing to do) and removes the record
 #   - the guardian alone SIGKILLed mid-test: GRO stays on until the sender lets go; then (SIGINT)
 #     send is not killed by SIGPIPE (exit 0, its JSON written), one line says the guardian died
 #     and a new one put GRO back, the summary says so too; GRO off, no record left
@@ -272,6 +274,29 @@ lr_check "the next run: JSON action, gro_before (from the record), restored" \
 	"$(jq -c '.prepare_peer | [.action, .gro_before, .restored]' "$LR_TMP/next.send.json")" == '["switched_on",false,true]'
 lr_check "the next run: vc1's GRO off, as its user had it" "$(gro "$HNS" vc1)" == off
 lr_check_cmd "the next run: no record left" records_gone "$KEY"
+
+lr_log "== a dead run's record, and the device renamed since"
+lr_spawn dead2 ip netns exec "$C1" "$LINERATE" send -i eth0 --dst-ip 198.18.2.3 --engine live --rate 20k \
+	--duration 60s -q --prepare-peer
+P1=$LR_LAST_PID
+wait_line "$LR_TMP/dead2.err" "engine live" 15 "$P1" || lr_die "the sender never started"
+GUARDIAN=$(ps -o pid= --ppid "$P1" | tr -d ' ')
+lr_check "renamed: the sender has one child, its guardian" "$(wc -w <<<"$GUARDIAN")" == 1
+kill -KILL "$GUARDIAN" "$P1"
+lr_wait_pid "$P1" 5 || true
+lr_check_cmd "renamed: the dead run's record stays" test -s "$RECORDS/$KEY.state"
+ip -n "$HNS" link set vc1 down
+ip -n "$HNS" link set vc1 name vcx
+ip -n "$HNS" link set vcx up
+exchange renamed "$C1" "$C2" 198.18.2.3 --engine live --rate 50k --prepare-peer
+lr_check "renamed: exit code" "$SEND_RC" == 0
+lr_check "renamed: JSON action, device, gro_before (the device as it is, the record dropped)" \
+	"$(jq -c '.prepare_peer | [.action, .device, .gro_before]' "$LR_TMP/renamed.send.json")" == '["none","vcx",true]'
+lr_check_cmd "renamed: the record went" records_gone "$KEY"
+ip -n "$HNS" link set vcx down
+ip -n "$HNS" link set vcx name vc1
+ip -n "$HNS" link set vc1 up
+ip netns exec "$HNS" ethtool -K vc1 gro off
 
 lr_log "== the guardian alone killed mid-test"
 lr_spawn orphan ip netns exec "$C1" "$LINERATE" send -i eth0 --dst-ip 198.18.2.3 --engine live --rate 20k \
