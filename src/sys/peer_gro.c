@@ -218,22 +218,37 @@ static void close_others(const struct guard *g)
 	close_range((unsigned int)lo, ~0U, 0);
 }
 
-/* The peer as this namespace sees it: a veth whose IFLA_LINK is our interface in our namespace. */
-static int check_peer(const struct guard *g, struct lr_if_link *l, char *msg, size_t len)
+/*
+ * The device at the peer's ifindex, as this namespace sees it: 0 when it is a veth whose IFLA_LINK
+ * is our interface in our namespace, -ESTALE when it is another device, else the query's -errno.
+ */
+static int query_peer(const struct guard *g, struct lr_if_link *l)
 {
 	int ours = -1, ret;
 
 	ret = lr_if_link_query(g->peer_ifindex, -1, l);
+	if (ret)
+		return ret;
+	if (g->self_fd >= 0 && lr_netns_id(g->self_fd, &ours))
+		ours = -2;	/* no id for ours: nothing can point back at it from here */
+	if (strcmp(l->kind, "veth") || l->link != g->ifindex || l->link_nsid != ours)
+		return -ESTALE;
+	return 0;
+}
+
+/* The peer, before anything is changed. */
+static int check_peer(const struct guard *g, struct lr_if_link *l, char *msg, size_t len)
+{
+	int ret = query_peer(g, l);
+
+	if (ret == -ESTALE) {
+		snprintf(msg, len, "--prepare-peer: %s (ifindex %d in the peer's namespace) is not %s's veth peer: it "
+			 "does not point back; nothing changed", l->name, g->peer_ifindex, g->ifname);
+		return LR_EXIT_USAGE;
+	}
 	if (ret) {
 		snprintf(msg, len, "--prepare-peer: %s's veth peer (ifindex %d) is gone: %s", g->ifname, g->peer_ifindex,
 			 strerror(-ret));
-		return LR_EXIT_USAGE;
-	}
-	if (g->self_fd >= 0 && lr_netns_id(g->self_fd, &ours))
-		ours = -2;	/* no id for ours: nothing can point back at it from here */
-	if (strcmp(l->kind, "veth") || l->link != g->ifindex || l->link_nsid != ours) {
-		snprintf(msg, len, "--prepare-peer: %s (ifindex %d in the peer's namespace) is not %s's veth peer: it "
-			 "does not point back; nothing changed", l->name, g->peer_ifindex, g->ifname);
 		return LR_EXIT_USAGE;
 	}
 	return 0;
@@ -505,6 +520,7 @@ static void put_back(const struct guard *g, struct hold *h, struct lr_prep_resul
 {
 	struct lr_peer_gro_state st;
 	struct lr_if_link l;
+	bool gone = false;
 	int mfd, ret;
 
 	mfd = mutex_lock(h->state, PUT_LOCK_MS);
@@ -519,17 +535,29 @@ static void put_back(const struct guard *g, struct hold *h, struct lr_prep_resul
 	}
 	if (state_read(mfd, &st))
 		st.gro = r->gro_before;	/* the record went missing: what this run found */
-	ret = lr_if_link_query(g->peer_ifindex, -1, &l);
-	if (ret) {
-		/* the veth went away with its namespace: nothing is left to put back */
+	/*
+	 * The device GRO was switched on at, and no other: the one at its ifindex must still be a
+	 * veth that points back at our interface, under the same name. A device deleted since, whose
+	 * ifindex another took, or renamed, is gone for us: nothing of ours is left to put back.
+	 */
+	ret = query_peer(g, &l);
+	if (!ret && strcmp(l.name, h->device))
+		ret = -ESTALE;
+	if (ret == -ESTALE) {
+		gone = true;
+		snprintf(r->error, sizeof(r->error), "%s is gone: ifindex %d is %s now, %s; nothing switched off",
+			 h->device, g->peer_ifindex, l.name, strcmp(l.name, h->device) ? "another name" :
+			 "no veth peer of ours");
+	} else if (ret) {
+		gone = ret == -ENODEV;
 		snprintf(r->error, sizeof(r->error), "%s is gone: %s", h->device, strerror(-ret));
-	} else if (!st.gro && (ret = lr_if_set_gro(l.name, false))) {
+	} else if (!st.gro && (ret = lr_if_set_gro(h->device, false))) {
 		snprintf(r->error, sizeof(r->error), "cannot switch it off (%s); do it with: ethtool -K %s gro off%s%s",
-			 strerror(-ret), l.name, r->netns[0] ? " in netns " : "", r->netns);
+			 strerror(-ret), h->device, r->netns[0] ? " in netns " : "", r->netns);
 	} else {
 		r->restored = true;
 	}
-	if (r->restored || ret == -ENODEV) {
+	if (r->restored || gone) {
 		unlink(h->users);
 		unlink(h->state);
 	}

@@ -44,6 +44,9 @@
 #     says each hold and end), GRO off after
 #   - prepare_peer = maybe: run --check exits 2 with one line naming FILE:LINE and the key
 #   - a veth whose peer's namespace cannot be found: exit 2, one line, the peer's GRO unchanged
+#   - the peer replaced mid-test (x0 <-> y0 deleted while the sender is stopped; a new veth y0 <-> y1,
+#     GRO on, at y0's old ifindex): at the end the new y0 is left alone (GRO still on), the summary
+#     says y0 is gone, no record is left
 set -euo pipefail
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -446,4 +449,32 @@ lr_check_cmd "hidden peer: the line says its namespace was not found and nothing
 	"$LR_TMP/hid.err"
 lr_check "hidden peer: its GRO unchanged" \
 	"$(nsenter --net="$LR_TMP/hidden" ethtool -k b0 | awk '$1 == "generic-receive-offload:" { print $2 }')" == "$HIDDEN_GRO"
+
+lr_log "== the peer replaced mid-test by another veth at its ifindex, under its name"
+lr_netns_add NSX x
+lr_netns_add NSY y
+lr_veth "$NSX" x0 "$NSY" y0
+lr_addr "$NSX" x0 198.18.8.1/30
+ip -n "$NSY" link set y0 up
+IDX=$(ip -n "$NSY" -j link show dev y0 | jq -r '.[0].ifindex')
+YKEY=$(records_key "$NSY" y0)
+lr_spawn swap ip netns exec "$NSX" "$LINERATE" send -i x0 --dst-ip 198.18.8.2 --dst-mac 02:00:00:00:00:02 \
+	--engine live --rate 20k --duration 60s -q --prepare-peer
+P1=$LR_LAST_PID
+wait_line "$LR_TMP/swap.err" "engine live" 15 "$P1" || lr_die "the sender on x0 never started"
+lr_check "replaced: y0's GRO on while it sends" "$(gro "$NSY" y0)" == on
+kill -STOP "$P1"
+ip -n "$NSY" link del y0
+ip -n "$NSY" link add y0 index "$IDX" type veth peer name y1
+ip netns exec "$NSY" ethtool -K y0 gro on
+kill -CONT "$P1"
+kill -INT "$P1"
+lr_wait_pid "$P1" 15 || true
+lr_show_file "$LR_TMP/swap.err"
+lr_check "replaced: the new y0 at ifindex $IDX" "$(ip -n "$NSY" -j link show dev y0 | jq -r '.[0].ifindex')" == "$IDX"
+lr_check "replaced: the new y0's GRO left alone (on)" "$(gro "$NSY" y0)" == on
+lr_check_cmd "replaced: the summary says y0 is gone and nothing was switched off" \
+	grep -q "^  prepare   GRO at y0 (netns $NSY) may still be on: y0 is gone: ifindex $IDX is y0 now, no veth peer of ours; nothing switched off$" \
+	"$LR_TMP/swap.err"
+lr_check_cmd "replaced: no record left" records_gone "$YKEY"
 lr_finish
