@@ -648,6 +648,13 @@ static __attribute__((noreturn)) void guardian(const struct guard *g, const stru
 
 /* ---- the parent's side ---------------------------------------------------------------------- */
 
+/* A peer's name in LR_PEER_GRO_DIR: its namespace (device and inode of the nsfs file @ns), its ifindex there. */
+static void peer_key(const struct stat *ns, int peer_ifindex, char *key, size_t len)
+{
+	snprintf(key, len, "ns-%llx-%llx-if-%d", (unsigned long long)ns->st_dev, (unsigned long long)ns->st_ino,
+		 peer_ifindex);
+}
+
 /* One word from the guardian within @ms: 0, or -ETIMEDOUT, or -EPIPE when it ended without one. */
 static int hear(int fd, int ms, struct word *w)
 {
@@ -726,9 +733,7 @@ int lr_peer_gro_hold(const char *ifname, struct lr_peer_gro *p, char *err, size_
 		lr_msg(err, errlen, "--prepare-peer: cannot look at our own network namespace: %s", strerror(errno));
 		return LR_EXIT_RUNTIME;
 	}
-	/* one peer, one name: its namespace (device and inode of the nsfs file) and its ifindex there */
-	snprintf(g.key, sizeof(g.key), "ns-%llx-%llx-if-%d", (unsigned long long)st.st_dev,
-		 (unsigned long long)st.st_ino, self.link);
+	peer_key(&st, self.link, g.key, sizeof(g.key));
 	/* a socket, not a pipe, toward it: send(MSG_NOSIGNAL) to one that died is EPIPE, not SIGPIPE */
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ctl) || pipe2(ans, O_CLOEXEC)) {
 		lr_msg(err, errlen, "--prepare-peer: socketpair, pipe: %s", strerror(errno));
@@ -791,6 +796,44 @@ out:
 	if (g.self_fd >= 0)
 		close(g.self_fd);
 	return code;
+}
+
+unsigned int lr_peer_gro_holders(const struct lr_if *ifc, char *at, size_t len)
+{
+	char key[96], path[sizeof(LR_PEER_GRO_DIR) + 112], netns[LR_PREP_NETNS_MAX] = "";
+	struct lr_if_link self, peer;
+	unsigned int n = 0;
+	struct stat st;
+	int fd, ret;
+
+	if (lr_if_link_get(ifc, &self) || strcmp(self.kind, "veth") || self.link <= 0)
+		return 0;
+	/* a peer that runs XDP takes the frames whatever its GRO */
+	if (lr_if_veth_peer(ifc, &peer) || peer.xdp_native)
+		return 0;
+	if (self.link_nsid >= 0) {
+		if (lr_netns_find(self.link_nsid, &fd, netns, sizeof(netns)))
+			return 0;
+		ret = fstat(fd, &st);
+		close(fd);
+		if (ret)
+			return 0;
+	} else if (stat("/proc/thread-self/ns/net", &st)) {
+		return 0;
+	}
+	peer_key(&st, self.link, key, sizeof(key));
+	snprintf(path, sizeof(path), LR_PEER_GRO_DIR "/%s.users", key);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return 0;
+	/* counted, not locked: a lock taken here, even for a moment, would be one more holder to them */
+	n = others(fd);
+	close(fd);
+	if (n && netns[0])
+		snprintf(at, len, "%s (netns %s)", peer.name, netns);
+	else if (n)
+		snprintf(at, len, "%s", peer.name);
+	return n;
 }
 
 /*

@@ -44,6 +44,15 @@ int lr_peer_gro_hold(const char *ifname, struct lr_peer_gro *p, char *err, size_
  */
 void lr_peer_gro_release(struct lr_peer_gro *p);
 
+struct lr_if;
+/*
+ * Runs that hold GRO on now at the veth peer of @ifc (LOCK_SH on its record), counted without a
+ * lock of ours; 0 for none, for a peer that runs XDP or when it cannot be told. When not 0, the
+ * peer in @at as the lines name it ("vc1 (netns lrlab-bridge-host)"). For live, whose frames that
+ * GRO takes only until the last of those runs ends.
+ */
+unsigned int lr_peer_gro_holders(const struct lr_if *ifc, char *at, size_t len);
+
 /* The line that says what was found and done, for the start of a test ("--prepare-peer: ..."). */
 void lr_peer_gro_start_line(const struct lr_prep_result *r, const char *ifname, char *buf, size_t len);
 /* What a summary says of it: nothing done, held, put back or left on for others; "" when not asked. */

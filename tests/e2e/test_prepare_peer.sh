@@ -25,6 +25,9 @@
 #     stderr; no record left
 # On the bridge path only:
 #   - a peer whose GRO the user had on: "nothing to do", action none, left on
+#   - while a send --prepare-peer holds vc1, --engine live without the option is refused (exit 2,
+#     one line naming vc1 and --prepare-peer): that GRO goes off when the holder ends; --engine
+#     auto takes AF_XDP instead
 #   - two sends sharing vc1: the first to end leaves GRO on (left_on_for 1, not restored), the
 #     second (joined) puts it back
 #   - a run SIGKILLed together with its guardian: GRO stays on and its record stays; the next run
@@ -228,6 +231,32 @@ lr_check "GRO on already: JSON action, switched_on, restored" \
 lr_check "GRO on already: left on" "$(gro "$HNS" vc1)" == on
 lr_check_cmd "GRO on already: no record made" records_gone "$KEY"
 ip netns exec "$HNS" ethtool -K vc1 gro off
+
+lr_log "== live without --prepare-peer while another run holds vc1"
+lr_spawn holder ip netns exec "$C1" "$LINERATE" send -i eth0 --dst-ip 198.18.2.3 --engine live --rate 20k \
+	--duration 60s -q --prepare-peer
+P1=$LR_LAST_PID
+wait_line "$LR_TMP/holder.err" "engine live" 15 "$P1" || lr_die "the holding sender never started"
+RC=0
+ip netns exec "$C1" "$LINERATE" send -i eth0 --dst-ip 198.18.2.3 --count 100 --engine live \
+	>"$LR_TMP/unheld.out" 2>"$LR_TMP/unheld.err" || RC=$?
+lr_show_file "$LR_TMP/unheld.err"
+lr_check "held by another run: --engine live: exit code" "$RC" == 2
+lr_check "held by another run: --engine live: one line" "$(wc -l <"$LR_TMP/unheld.err")" == 1
+lr_check_cmd "held by another run: --engine live: the line names vc1 and --prepare-peer" \
+	grep -q "^linerate send: live: GRO on at vc1 (netns $HNS) is held on only for another linerate run: add --prepare-peer$" \
+	"$LR_TMP/unheld.err"
+RC=0
+ip netns exec "$C1" "$LINERATE" send -i eth0 --dst-ip 198.18.2.3 --count 100 \
+	>"$LR_TMP/unheld-auto.out" 2>"$LR_TMP/unheld-auto.err" || RC=$?
+lr_check "held by another run: --engine auto: exit code" "$RC" == 0
+lr_check_cmd "held by another run: --engine auto takes AF_XDP" grep -q "^linerate send: engine afxdp" \
+	"$LR_TMP/unheld-auto.err"
+kill -INT "$P1"
+RC=0
+lr_wait_pid "$P1" 15 || RC=$?
+lr_check "held by another run: the holder's exit code" "$RC" == 0
+lr_check "held by another run: vc1's GRO off after the holder" "$(gro "$HNS" vc1)" == off
 
 lr_log "== two sends sharing vc1"
 lr_spawn first ip netns exec "$C1" "$LINERATE" send -i eth0 --dst-ip 198.18.2.3 --engine live --rate 20k \
