@@ -45,7 +45,11 @@
 #     exactly, the agent's send document (peer.result) says GRO was switched on and put back; run
 #     with [tx] agent and prepare_peer = yes: exact steps, the agent holds it per phase (its log
 #     says each hold and end), GRO off after
+#   - the agent's sender (send --peer --reverse) with --size past its eth0's MTU: exit 2, the
+#     agent's refusal names the size, vc1's GRO never switched
 #   - prepare_peer = maybe: run --check exits 2 with one line naming FILE:LINE and the key
+#   - --size past eth0's MTU with --prepare-peer: exit 2, the size's line alone, and vc1's GRO never
+#     switched (ethtool --monitor in the host namespace sees no feature change of vc1)
 #   - a veth whose peer's namespace cannot be found: exit 2, one line, the peer's GRO unchanged
 #   - the peer replaced mid-test (x0 <-> y0 deleted while the sender is stopped; a new veth y0 <-> y1,
 #     GRO on, at y0's old ifindex): at the end the new y0 is left alone (GRO still on), the summary
@@ -57,7 +61,7 @@ set -euo pipefail
 COUNT=20000
 RECORDS=/run/linerate/peer-gro
 lr_init
-lr_require_cmds ethtool mount umount stat nsenter flock
+lr_require_cmds ethtool mount umount stat nsenter flock stdbuf
 PFX=lrpp$$
 lr_lab_prefix "$PFX"
 
@@ -416,10 +420,43 @@ lr_check "prepare_peer = maybe: one line" "$(wc -l <"$LR_TMP/bad.err")" == 1
 lr_check_cmd "prepare_peer = maybe: the line names the file, the line and the key" \
 	grep -q "bad.ini:10: \[tx\] prepare_peer: 'maybe' is not one of no, yes" "$LR_TMP/bad.err"
 
+lr_log "== bad input with --prepare-peer: checked before the peer is touched"
+lr_spawn mon ip netns exec "$HNS" stdbuf -oL ethtool --monitor
+MON=$LR_LAST_PID
+wait_line "$LR_TMP/mon.out" "listening" 10 "$MON" || lr_die "ethtool --monitor never listened"
+RC=0
+ip netns exec "$C1" "$LINERATE" send -i eth0 --dst-ip 198.18.2.3 --count 100 --size 9000 --engine live --prepare-peer \
+	>"$LR_TMP/size.out" 2>"$LR_TMP/size.err" || RC=$?
+sleep 0.5
+kill "$MON"
+lr_wait_pid "$MON" 5 || true
+lr_show_file "$LR_TMP/size.err"
+lr_check "--size too large: exit code" "$RC" == 2
+lr_check "--size too large: one line" "$(wc -l <"$LR_TMP/size.err")" == 1
+lr_check_cmd "--size too large: the line is the size's" \
+	grep -q "^linerate send: --size 9000 is larger than eth0's MTU 1500 allows" "$LR_TMP/size.err"
+lr_check "--size too large: vc1's features never changed" "$(grep -c '^Features for vc1:' "$LR_TMP/mon.out" || true)" == 0
+lr_check "--size too large: vc1's GRO off" "$(gro "$HNS" vc1)" == off
+
 lr_log "== an agent's sender: send --peer --reverse, and run with [tx] agent"
 lr_spawn agent ip netns exec "$C1" "$LINERATE" agent --listen 127.0.0.1:7546 --ready-file "$LR_TMP/agent.ready"
 AGENT=$LR_LAST_PID
 lr_wait_for_file "$LR_TMP/agent.ready" 15 "$AGENT" || lr_die "the agent never became ready"
+lr_spawn mon2 ip netns exec "$HNS" stdbuf -oL ethtool --monitor
+MON=$LR_LAST_PID
+wait_line "$LR_TMP/mon2.out" "listening" 10 "$MON" || lr_die "ethtool --monitor never listened"
+RC=0
+timeout -k 5 60 ip netns exec "$C1" "$LINERATE" send --netns "$C2" -i eth0 --dst-ip 198.18.2.2 --peer 127.0.0.1:7546 \
+	--reverse --engine live --prepare-peer --count 100 --size 9000 -q >"$LR_TMP/rsize.out" 2>"$LR_TMP/rsize.err" || RC=$?
+sleep 0.5
+kill "$MON"
+lr_wait_pid "$MON" 5 || true
+lr_show_file "$LR_TMP/rsize.err"
+lr_check "the agent's sender, --size too large: exit code" "$RC" == 2
+lr_check_cmd "the agent's sender, --size too large: the agent's refusal is the size's" \
+	grep -q "size 9000 is larger than eth0's MTU 1500 allows" "$LR_TMP/rsize.err"
+lr_check "the agent's sender, --size too large: vc1's features never changed" \
+	"$(grep -c '^Features for vc1:' "$LR_TMP/mon2.out" || true)" == 0
 RC=0
 timeout -k 5 60 ip netns exec "$C1" "$LINERATE" send --netns "$C2" -i eth0 --dst-ip 198.18.2.2 --peer 127.0.0.1:7546 \
 	--reverse --engine live --prepare-peer --count "$COUNT" --rate 50k -q --json "$LR_TMP/rev.json" \
