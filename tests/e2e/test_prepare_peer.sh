@@ -47,6 +47,8 @@
 #     says each hold and end), GRO off after
 #   - the agent's sender (send --peer --reverse) with --size past its eth0's MTU: exit 2, the
 #     agent's refusal names the size, vc1's GRO never switched
+#   - the same run with [tx] pcap, under strace: run's process forks the guardian before it makes
+#     any thread (the sampler's among them)
 #   - prepare_peer = maybe: run --check exits 2 with one line naming FILE:LINE and the key
 #   - --size past eth0's MTU with --prepare-peer: exit 2, the size's line alone, and vc1's GRO never
 #     switched (ethtool --monitor in the host namespace sees no feature change of vc1)
@@ -61,7 +63,7 @@ set -euo pipefail
 COUNT=20000
 RECORDS=/run/linerate/peer-gro
 lr_init
-lr_require_cmds ethtool mount umount stat nsenter flock stdbuf
+lr_require_cmds ethtool mount umount stat nsenter flock stdbuf strace
 PFX=lrpp$$
 lr_lab_prefix "$PFX"
 
@@ -410,6 +412,22 @@ lr_check_cmd "run: the table says so" grep -q "^--prepare-peer: GRO switched on 
 	"$LR_TMP/run.out"
 lr_check "run: vc1's GRO off after" "$(gro "$HNS" vc1)" == off
 lr_check_cmd "run: no record left" records_gone "$KEY"
+
+# clone() calls of run's own process: none that forks (no CLONE_THREAD) after one that made a thread
+sed "/^\[tx\]$/a pcap = $LR_TMP/tx.pcap" "$LR_TMP/pp.ini" >"$LR_TMP/pcap.ini"
+RC=0
+timeout -k 5 120 strace -f -qq -e trace=clone,clone3,setsid -o "$LR_TMP/run.strace" "$LINERATE" run "$LR_TMP/pcap.ini" \
+	>"$LR_TMP/pcap.out" 2>"$LR_TMP/pcap.err" || RC=$?
+lr_check "run with [tx] pcap: exit code" "$RC" == 0
+lr_check_cmd "run with [tx] pcap: the capture has frames" test -s "$LR_TMP/tx.pcap"
+MAIN=$(awk 'NR == 1 { print $1 }' "$LR_TMP/run.strace")
+lr_check "run with [tx] pcap: a guardian ran (setsid)" "$(grep -c ' setsid()' "$LR_TMP/run.strace")" == 1
+lr_check "run with [tx] pcap: threads made (the sampler, the workers)" \
+	"$(awk -v m="$MAIN" '$1 == m && /flags=/ && /CLONE_THREAD/' "$LR_TMP/run.strace" | wc -l)" ">" 0
+lr_check "run with [tx] pcap: no fork after the first thread (the guardian is forked before any)" \
+	"$(awk -v m="$MAIN" '$1 == m && /flags=/ { if (/CLONE_THREAD/) t = 1; else if (t) n++ } END { print n + 0 }' \
+		"$LR_TMP/run.strace")" == 0
+lr_check "run with [tx] pcap: vc1's GRO off after" "$(gro "$HNS" vc1)" == off
 
 lr_log "== bad input"
 sed 's/^prepare_peer = yes$/prepare_peer = maybe/' "$LR_TMP/pp.ini" >"$LR_TMP/bad.ini"
