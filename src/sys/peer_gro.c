@@ -244,12 +244,12 @@ static int check_peer(const struct guard *g, struct lr_if_link *l, char *msg, si
 	if (ret == -ESTALE) {
 		snprintf(msg, len, "--prepare-peer: %s (ifindex %d in the peer's namespace) is not %s's veth peer: it "
 			 "does not point back; nothing changed", l->name, g->peer_ifindex, g->ifname);
-		return LR_EXIT_USAGE;
+		return LR_EXIT_RUNTIME;
 	}
 	if (ret) {
 		snprintf(msg, len, "--prepare-peer: %s's veth peer (ifindex %d) is gone: %s", g->ifname, g->peer_ifindex,
 			 strerror(-ret));
-		return LR_EXIT_USAGE;
+		return LR_EXIT_RUNTIME;
 	}
 	return 0;
 }
@@ -341,12 +341,12 @@ static int make_dir(char *msg, size_t len)
 	    (mkdir(LR_PEER_GRO_DIR, 0700) < 0 && errno != EEXIST) || lstat(LR_PEER_GRO_DIR, &st) < 0) {
 		snprintf(msg, len, "--prepare-peer: cannot make %s: %s; nothing changed", LR_PEER_GRO_DIR,
 			 strerror(errno));
-		return LR_EXIT_USAGE;
+		return LR_EXIT_RUNTIME;
 	}
 	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 0022)) {
-		snprintf(msg, len, "--prepare-peer: %s must be a directory of this user's that no one else can write; "
+		snprintf(msg, len, "--prepare-peer: %s must be a directory of root's that no one else can write; "
 			 "nothing changed", LR_PEER_GRO_DIR);
-		return LR_EXIT_USAGE;
+		return LR_EXIT_RUNTIME;
 	}
 	return 0;
 }
@@ -399,14 +399,14 @@ static int take(const struct guard *g, struct hold *h, struct lr_prep_result *r,
 	h->users_fd = open(h->users, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (h->users_fd < 0) {
 		snprintf(msg, len, "--prepare-peer: cannot open %s: %s; nothing changed", h->users, strerror(errno));
-		code = LR_EXIT_USAGE;
+		code = LR_EXIT_RUNTIME;
 		goto out;
 	}
 	ret = lr_if_gro(h->device, &on);
 	if (ret) {
 		snprintf(msg, len, "--prepare-peer: cannot read GRO of %s: %s; nothing changed", h->device,
 			 strerror(-ret));
-		code = LR_EXIT_USAGE;
+		code = LR_EXIT_RUNTIME;
 		goto out;
 	}
 	/* no run holds it now (its LOCK_EX turns into our LOCK_SH below): a record is a dead run's */
@@ -431,12 +431,13 @@ static int take(const struct guard *g, struct hold *h, struct lr_prep_result *r,
 		 */
 		r->gro_before = st.gro;
 		r->action = alone ? LR_PREP_SWITCHED : LR_PREP_JOINED;
+		/* the start line says "it was" as the record says: one line, at -v more */
 		if (r->action == LR_PREP_SWITCHED)
-			pr_info("--prepare-peer: %s: a run that died left GRO on; its record says it was %s\n",
-				h->device, st.gro ? "on" : "off");
+			pr_debug("--prepare-peer: %s: a run that died left GRO on; its record says it was %s\n",
+				 h->device, st.gro ? "on" : "off");
 	} else {
 		if (ret != -ENODATA)
-			pr_warn("--prepare-peer: %s holds no valid record; taken as none\n", h->state);
+			pr_debug("--prepare-peer: %s holds no valid record; taken as none\n", h->state);
 		r->gro_before = on;
 		if (on || l.xdp_native) {
 			/* it takes XDP frames already: leave it, and leave no file behind (others' are theirs) */
@@ -452,7 +453,7 @@ static int take(const struct guard *g, struct hold *h, struct lr_prep_result *r,
 		ret = state_write(mfd, &st);
 		if (ret) {
 			snprintf(msg, len, "--prepare-peer: cannot write %s: %s; nothing changed", h->state, strerror(-ret));
-			code = LR_EXIT_USAGE;
+			code = LR_EXIT_RUNTIME;
 			goto out;
 		}
 		r->action = LR_PREP_SWITCHED;
@@ -468,7 +469,7 @@ static int take(const struct guard *g, struct hold *h, struct lr_prep_result *r,
 			unlink(h->users);
 			unlink(h->state);
 		}
-		code = LR_EXIT_USAGE;
+		code = LR_EXIT_RUNTIME;
 		goto out;
 	}
 	flock(h->users_fd, LOCK_SH);
@@ -622,9 +623,12 @@ static __attribute__((noreturn)) void guardian(const struct guard *g, const stru
 	}
 	close_others(g);
 	if (g->ns_fd >= 0 && setns(g->ns_fd, CLONE_NEWNET) < 0) {
-		w.code = LR_EXIT_USAGE;
+		int err = errno;
+
+		/* without the privilege the user must run it otherwise: a usage error, as --netns's */
+		w.code = err == EPERM ? LR_EXIT_USAGE : LR_EXIT_RUNTIME;
 		snprintf(w.msg, sizeof(w.msg), "--prepare-peer: cannot enter the peer's network namespace %s: %s%s",
-			 r0->netns, strerror(errno), errno == EPERM ? " (needs root: CAP_SYS_ADMIN)" : "");
+			 r0->netns, strerror(err), err == EPERM ? " (needs root: CAP_SYS_ADMIN)" : "");
 		say(g->ans_fd, &w);
 		_exit(0);
 	}
@@ -710,6 +714,12 @@ int lr_peer_gro_hold(const char *ifname, struct lr_peer_gro *p, char *err, size_
 	if (strcmp(self.kind, "veth") || self.link <= 0) {
 		p->r.action = LR_PREP_NOT_VETH;
 		return 0;
+	}
+	/* switching a device's GRO and the records' directory are root's */
+	if (geteuid()) {
+		lr_msg(err, errlen, "--prepare-peer needs root: it switches GRO at %s's veth peer and keeps its records "
+		       "in " LR_PEER_GRO_DIR "; nothing changed", ifname);
+		return LR_EXIT_USAGE;
 	}
 	snprintf(p->ifname, sizeof(p->ifname), "%s", ifname);
 	g.parent = getpid();

@@ -45,6 +45,9 @@
 #     exactly, the agent's send document (peer.result) says GRO was switched on and put back; run
 #     with [tx] agent and prepare_peer = yes: exact steps, the agent holds it per phase (its log
 #     says each hold and end), GRO off after
+#   - a user not root: exit 2, one line saying root is needed, vc1's GRO untouched
+#   - the records' directory writable by its group: exit 1 (the host's fault, not the input's),
+#     one line, vc1's GRO untouched
 #   - the agent's sender (send --peer --reverse) with --size past its eth0's MTU: exit 2, the
 #     agent's refusal names the size, vc1's GRO never switched
 #   - the same run with [tx] pcap, under strace: run's process forks the guardian before it makes
@@ -63,7 +66,7 @@ set -euo pipefail
 COUNT=20000
 RECORDS=/run/linerate/peer-gro
 lr_init
-lr_require_cmds ethtool mount umount stat nsenter flock stdbuf strace
+lr_require_cmds ethtool mount umount stat nsenter flock stdbuf strace setpriv
 PFX=lrpp$$
 lr_lab_prefix "$PFX"
 
@@ -455,6 +458,37 @@ lr_check_cmd "--size too large: the line is the size's" \
 	grep -q "^linerate send: --size 9000 is larger than eth0's MTU 1500 allows" "$LR_TMP/size.err"
 lr_check "--size too large: vc1's features never changed" "$(grep -c '^Features for vc1:' "$LR_TMP/mon.out" || true)" == 0
 lr_check "--size too large: vc1's GRO off" "$(gro "$HNS" vc1)" == off
+
+lr_log "== not root, and a records' directory others can write"
+RC=0
+ip netns exec "$C1" setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+	"$LINERATE" send -i eth0 --dst-ip 198.18.2.3 --dst-mac 02:00:00:00:00:02 --count 100 --engine live --prepare-peer \
+	>"$LR_TMP/nobody.out" 2>"$LR_TMP/nobody.err" || RC=$?
+lr_show_file "$LR_TMP/nobody.err"
+lr_check "not root: exit code" "$RC" == 2
+lr_check "not root: one line" "$(wc -l <"$LR_TMP/nobody.err")" == 1
+lr_check_cmd "not root: the line says root is needed" \
+	grep -q "^linerate send: --prepare-peer needs root: it switches GRO at eth0's veth peer and keeps its records in $RECORDS; nothing changed$" \
+	"$LR_TMP/nobody.err"
+lr_check "not root: vc1's GRO untouched" "$(gro "$HNS" vc1)" == off
+# shellcheck disable=SC2317 # run by the exit trap too
+records_private()
+{
+	chmod 0700 "$RECORDS"
+}
+lr_cleanup_first records_private
+chmod 0770 "$RECORDS"
+RC=0
+ip netns exec "$C1" "$LINERATE" send -i eth0 --dst-ip 198.18.2.3 --count 100 --engine live --prepare-peer \
+	>"$LR_TMP/opendir.out" 2>"$LR_TMP/opendir.err" || RC=$?
+records_private
+lr_show_file "$LR_TMP/opendir.err"
+lr_check "records' directory group-writable: exit code (runtime)" "$RC" == 1
+lr_check "records' directory group-writable: one line" "$(wc -l <"$LR_TMP/opendir.err")" == 1
+lr_check_cmd "records' directory group-writable: the line says why" \
+	grep -q "^linerate send: --prepare-peer: $RECORDS must be a directory of root's that no one else can write; nothing changed$" \
+	"$LR_TMP/opendir.err"
+lr_check "records' directory group-writable: vc1's GRO untouched" "$(gro "$HNS" vc1)" == off
 
 lr_log "== an agent's sender: send --peer --reverse, and run with [tx] agent"
 lr_spawn agent ip netns exec "$C1" "$LINERATE" agent --listen 127.0.0.1:7546 --ready-file "$LR_TMP/agent.ready"
