@@ -20,16 +20,17 @@
 #     records under /run/linerate/peer-gro gone
 #   - --engine auto --prepare-peer at --rate max picks live (its start line), and received + lost
 #     == sent from the markers == 20000
-#   - SIGINT mid-test (GRO seen on first): send exits 0, GRO off right after
-#   - SIGKILL mid-test: GRO off again within 2 s (the guardian), which says so on the sender's
+#   - SIGINT mid-test (GRO seen on first): send exits 0, GRO off right after; the same for SIGTERM
+#   - SIGKILL mid-test: GRO off again within 5 s (the guardian), which says so on the sender's
 #     stderr; no record left
 # On the bridge path only:
 #   - a peer whose GRO the user had on: "nothing to do", action none, left on
 #   - while a send --prepare-peer holds vc1, --engine live without the option is refused (exit 2,
 #     one line naming vc1 and --prepare-peer): that GRO goes off when the holder ends; --engine
 #     auto takes AF_XDP instead
-#   - two sends sharing vc1: the first to end leaves GRO on (left_on_for 1, not restored), the
-#     second (joined) puts it back
+#   - two sends sharing vc1, both long: once the second has started (its start line), the first is
+#     ended by SIGINT and leaves GRO on (left_on_for 1, not restored) while the second still runs;
+#     the second (joined), ended the same way, puts it back
 #   - a run SIGKILLed together with its guardian: GRO stays on and its record stays; the next run
 #     on vc1 takes the record's "off" as the user's setting and puts it back
 #   - the same, then vc1 renamed: the record, of another name, is dropped; the next run takes the
@@ -202,6 +203,21 @@ path_cases()
 	lr_check "$what: vc1's GRO off right after" "$(gro "$hns" vc1)" == off
 	lr_check_cmd "$what: no record left" records_gone "$key"
 
+	what="$topo: SIGTERM mid-test"
+	lr_spawn term ip netns exec "$c1" "$LINERATE" send -i eth0 --dst-ip "$dst" --engine live --rate 50k \
+		--duration 20s -q --prepare-peer
+	pid=$LR_LAST_PID
+	wait_line "$LR_TMP/term.err" "engine live" 15 "$pid" || lr_die "$what: the sender never started"
+	lr_check "$what: vc1's GRO on while it sends" "$(gro "$hns" vc1)" == on
+	kill -TERM "$pid"
+	rc=0
+	lr_wait_pid "$pid" 15 || rc=$?
+	lr_check "$what: send exit code" "$rc" == 0
+	lr_check_cmd "$what: the summary says it was put back" \
+		grep -q "^  prepare   GRO put back off at vc1 (netns $hns)$" "$LR_TMP/term.err"
+	lr_check "$what: vc1's GRO off right after" "$(gro "$hns" vc1)" == off
+	lr_check_cmd "$what: no record left" records_gone "$key"
+
 	what="$topo: SIGKILL mid-test"
 	lr_spawn kill ip netns exec "$c1" "$LINERATE" send -i eth0 --dst-ip "$dst" --engine live --rate 50k \
 		--duration 20s -q --prepare-peer
@@ -210,9 +226,9 @@ path_cases()
 	lr_check "$what: vc1's GRO on while it sends" "$(gro "$hns" vc1)" == on
 	kill -KILL "$pid"
 	lr_wait_pid "$pid" 5 || true
-	lr_check_cmd "$what: vc1's GRO off within 2 s" wait_gro "$hns" vc1 off 2
+	lr_check_cmd "$what: vc1's GRO off within 5 s" wait_gro "$hns" vc1 off 5
 	lr_check_cmd "$what: the guardian says it put it back" wait_line "$LR_TMP/kill.err" \
-		"^linerate: --prepare-peer: the run on eth0 ended without letting go: GRO put back off at vc1" 2 $$
+		"^linerate: --prepare-peer: the run on eth0 ended without letting go: GRO put back off at vc1" 5 $$
 	lr_check_cmd "$what: no record left" records_gone "$key"
 }
 
@@ -269,13 +285,15 @@ lr_check "held by another run: vc1's GRO off after the holder" "$(gro "$HNS" vc1
 
 lr_log "== two sends sharing vc1"
 lr_spawn first ip netns exec "$C1" "$LINERATE" send -i eth0 --dst-ip 198.18.2.3 --engine live --rate 20k \
-	--duration 2s -q --prepare-peer --json "$LR_TMP/first.json"
+	--duration 60s -q --prepare-peer --json "$LR_TMP/first.json"
 P1=$LR_LAST_PID
 wait_line "$LR_TMP/first.err" "engine live" 15 "$P1" || lr_die "the first sender never started"
 lr_spawn second ip netns exec "$C1" "$LINERATE" send -i eth0 --dst-ip 198.18.2.3 --engine live --rate 20k \
-	--duration 4s -q --prepare-peer --json "$LR_TMP/second.json"
+	--duration 60s -q --prepare-peer --json "$LR_TMP/second.json"
 P2=$LR_LAST_PID
+# its start line: it holds vc1 too from here on
 wait_line "$LR_TMP/second.err" "engine live" 15 "$P2" || lr_die "the second sender never started"
+kill -INT "$P1"
 RC=0
 lr_wait_pid "$P1" 15 || RC=$?
 lr_check "first: exit code" "$RC" == 0
@@ -287,6 +305,7 @@ lr_check_cmd "first: its summary says GRO is left on for the other run" \
 	grep -q "^  prepare   GRO left on at vc1 (netns $HNS) for 1 other linerate run" "$LR_TMP/first.err"
 lr_check_cmd "second: its start line says it joined" grep -q "is on for another linerate run already" \
 	"$LR_TMP/second.err"
+kill -INT "$P2"
 RC=0
 lr_wait_pid "$P2" 15 || RC=$?
 lr_check "second: exit code" "$RC" == 0
