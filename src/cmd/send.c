@@ -316,8 +316,9 @@ static int rtt_end(const struct lr_send_opts *o, struct lr_rx *rx, const struct 
 }
 
 /*
- * --prepare-peer: GRO on at the veth peer before the engine is chosen (so auto can take live), and
- * before any thread exists (the guardian is forked). Its line goes before the engine's.
+ * --prepare-peer: GRO on at the veth peer after the input is checked (bad input changes nothing),
+ * before the engine is chosen (so auto can take live), and before any thread exists (the guardian
+ * is forked). Its line goes before the engine's.
  */
 static int prepare_peer(const struct lr_send_opts *o, struct lr_peer_gro *pg)
 {
@@ -351,6 +352,10 @@ static int send_here(const struct lr_send_opts *o, struct lr_peer *peer)
 	/* the capture file first: an unwritable path fails before any interface is touched */
 	if (o->pcap[0] && lr_pcap_open(o->pcap, o->pcap_max_bytes, 0, &pw, err, sizeof(err)))
 		return lr_fail(LR_EXIT_USAGE, "send", "--pcap: %s", err);
+	/* the interface, the size, the queues, the addresses: checked before anything is changed */
+	ret = lr_tx_prepare(o, 0, o->flows, &c);
+	if (ret)
+		goto fail;
 	if (o->prepare_peer && (ret = prepare_peer(o, &pg)))
 		goto fail;
 	/* the agent's receiver, or with --rtt its reflector (then our own receiver counts what comes back) */
@@ -358,7 +363,7 @@ static int send_here(const struct lr_send_opts *o, struct lr_peer *peer)
 		goto fail;
 	if (o->rtt && (ret = rtt_begin(o, &ro, &rx)))
 		goto fail;
-	ret = lr_tx_open(o, 0, o->flows, &c);
+	ret = lr_tx_engine_open(c);
 	if (ret)
 		goto fail;
 	if (pw) {

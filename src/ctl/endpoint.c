@@ -642,27 +642,43 @@ static struct json_object *on_prepare_tx(struct endpoint *e, struct json_object 
 	m = prepare_common(e, "tx", e->to.netns, e->to.ifname, address, route);
 	if (m)
 		return refused(e, m, LR_EXIT_USAGE);
-	/* before the sender's engine is chosen, and before it has a thread: the guardian is forked */
-	if (e->to.prepare_peer) {
-		char line[512];
-
-		ret = lr_peer_gro_hold(e->to.ifname, &e->pg, err, sizeof(err));
-		if (ret)
-			return refused(e, lr_msg_error(ret, "%s", err), ret);
-		lr_peer_gro_start_line(&e->pg.r, e->to.ifname, line, sizeof(line));
-		elog(e, "%s: %s", e->so->peer, line);
-	}
 	/* the policy said yes to this interface; the library's own check must not say no again */
 	e->to.allow_physical = true;
 	e->to.quiet = true;
 	e->to.silent = false;
 	e->to.verbose = lr_log_level();
 	snprintf(e->to.json, sizeof(e->to.json), "-");
+	/* the interface, the size, the queues, the addresses: bad input is refused before the peer is touched */
 	capture_begin(&cap, false);
-	ret = lr_tx_open(&e->to, 0, e->to.flows, &e->tx);
+	ret = lr_tx_prepare(&e->to, 0, e->to.flows, &e->tx);
 	capture_end(&cap, NULL, &text);
-	if (ret)
+	if (ret) {
+		m = refused(e, lr_msg_error(ret, "%s", last_line(text)), ret);
+		free(text);
+		return m;
+	}
+	free(text);
+	/* before the sender's engine is chosen, and before it has a thread: the guardian is forked */
+	if (e->to.prepare_peer) {
+		char line[512];
+
+		ret = lr_peer_gro_hold(e->to.ifname, &e->pg, err, sizeof(err));
+		if (ret) {
+			lr_tx_close(e->tx);
+			e->tx = NULL;
+			return refused(e, lr_msg_error(ret, "%s", err), ret);
+		}
+		lr_peer_gro_start_line(&e->pg.r, e->to.ifname, line, sizeof(line));
+		elog(e, "%s: %s", e->so->peer, line);
+	}
+	capture_begin(&cap, false);
+	ret = lr_tx_engine_open(e->tx);
+	capture_end(&cap, NULL, &text);
+	if (ret) {
 		lr_peer_gro_release(&e->pg);
+		lr_tx_close(e->tx);
+		e->tx = NULL;
+	}
 	m = ret ? refused(e, lr_msg_error(ret, "%s", last_line(text)), ret) : ready(e, ROLE_TX, last_line(text), e->to.ifname);
 	free(text);
 	return m;

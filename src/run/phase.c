@@ -68,8 +68,11 @@ void lr_run_stream_opts(const struct lr_run *r, const struct lr_cfg_stream *st, 
 	/* a remote sender enters [tx] netns on the agent's host; a local one runs where run entered it */
 	if (r->tx_ctl)
 		snprintf(o->netns, sizeof(o->netns), "%s", cfg->tx_netns);
-	/* a local sender's peer is held by run itself, once for every phase */
-	o->prepare_peer = r->tx_ctl && cfg->prepare_peer;
+	/*
+	 * held by the agent for a remote sender; for a local one by run itself, once for every phase,
+	 * which the engine's probe must know too (live refuses a peer held only by other runs)
+	 */
+	o->prepare_peer = cfg->prepare_peer;
 }
 
 static void guess_limit(struct lr_step *s)

@@ -180,11 +180,6 @@ static int measure(struct lr_run *r, char *err, size_t errlen)
 	unsigned int i;
 	int ret;
 
-	if (cfg->tx_pcap[0]) {
-		ret = open_tx_pcap(r, err, errlen);
-		if (ret)
-			return ret;
-	}
 	for (i = 0; i < cfg->nstreams; i++)
 		r->flows_total += cfg->streams[i].flows;
 	sigaction(SIGINT, &sa, NULL);
@@ -192,13 +187,18 @@ static int measure(struct lr_run *r, char *err, size_t errlen)
 	/* a remote sender's netns is the agent's: it enters it itself */
 	if (!r->tx_ctl && cfg->tx_netns[0] && lr_netns_enter(cfg->tx_netns, err, errlen))
 		return lr_fail(LR_EXIT_USAGE, "run", "[tx] %s", err);
-	/* once for every step, before any thread (the keepalives start in lr_run_steps()) */
+	/*
+	 * Once for every step, before any thread: the guardian is forked, and [tx] pcap's sampler
+	 * (below) and the keepalives (in lr_run_steps()) are threads.
+	 */
 	if (!r->tx_ctl && cfg->prepare_peer) {
 		ret = hold_peer(r, err, errlen);
 		if (ret)
 			return ret;
 	}
-	ret = lr_run_steps(r);
+	ret = cfg->tx_pcap[0] ? open_tx_pcap(r, err, errlen) : 0;
+	if (!ret)
+		ret = lr_run_steps(r);
 	if (cfg->prepare_peer)
 		release_peer(r);
 	if (r->nsteps) {

@@ -28,6 +28,8 @@
 #define STATE_MAGIC	"linerate-peer-gro 1\n"
 #define READY_MS	10000	/* for the guardian's first word: a lock another run holds is held for moments */
 #define RELEASE_MS	5000	/* for its last word */
+#define TAKE_LOCK_MS	8000	/* the guardian's wait for a peer's mutex, within READY_MS */
+#define PUT_LOCK_MS	4000	/* ... and when it lets go, within RELEASE_MS */
 #define WATCH_MS	200	/* how often it looks whether its parent is still there */
 #ifndef SO_NETNS_COOKIE
 #define SO_NETNS_COOKIE	71	/* Linux 5.14 */
@@ -46,7 +48,7 @@ _Static_assert(sizeof(struct word) <= PIPE_BUF, "one word is one atomic write");
 /* What the guardian is given: the peer, where it is, and how to tell that it points back at us. */
 struct guard {
 	pid_t parent;
-	int ctl_fd, ans_fd;	/* the read end of the parent's pipe, the write end of its own */
+	int ctl_fd, ans_fd;	/* its end of the parent's socket, the write end of its own pipe */
 	int ns_fd;	/* the peer's namespace; -1 when it is ours */
 	int self_fd;	/* ours, to ask the peer's namespace what it calls it; -1 when the same */
 	int peer_ifindex;	/* in the peer's namespace */
@@ -94,6 +96,14 @@ int lr_peer_gro_state_format(const struct lr_peer_gro_state *st, char *buf, size
 			 st->netns_cookie, st->gro ? "on" : "off");
 
 	return n < 0 || (size_t)n >= len ? -ENOSPC : n;
+}
+
+bool lr_peer_gro_state_fits(const struct lr_peer_gro_state *st, uint64_t cookie, const char *device, bool gro,
+			    bool xdp)
+{
+	if (cookie && st->netns_cookie && st->netns_cookie != cookie)
+		return false;
+	return !strcmp(st->device, device) && gro && !xdp;
 }
 
 unsigned int lr_peer_gro_count_holders(const char *locks, unsigned int major, unsigned int minor,
@@ -208,53 +218,92 @@ static void close_others(const struct guard *g)
 	close_range((unsigned int)lo, ~0U, 0);
 }
 
-/* The peer as this namespace sees it: a veth whose IFLA_LINK is our interface in our namespace. */
-static int check_peer(const struct guard *g, struct lr_if_link *l, char *msg, size_t len)
+/*
+ * The device at the peer's ifindex, as this namespace sees it: 0 when it is a veth whose IFLA_LINK
+ * is our interface in our namespace, -ESTALE when it is another device, else the query's -errno.
+ */
+static int query_peer(const struct guard *g, struct lr_if_link *l)
 {
 	int ours = -1, ret;
 
 	ret = lr_if_link_query(g->peer_ifindex, -1, l);
+	if (ret)
+		return ret;
+	if (g->self_fd >= 0 && lr_netns_id(g->self_fd, &ours))
+		ours = -2;	/* no id for ours: nothing can point back at it from here */
+	if (strcmp(l->kind, "veth") || l->link != g->ifindex || l->link_nsid != ours)
+		return -ESTALE;
+	return 0;
+}
+
+/* The peer, before anything is changed. */
+static int check_peer(const struct guard *g, struct lr_if_link *l, char *msg, size_t len)
+{
+	int ret = query_peer(g, l);
+
+	if (ret == -ESTALE) {
+		snprintf(msg, len, "--prepare-peer: %s (ifindex %d in the peer's namespace) is not %s's veth peer: it "
+			 "does not point back; nothing changed", l->name, g->peer_ifindex, g->ifname);
+		return LR_EXIT_RUNTIME;
+	}
 	if (ret) {
 		snprintf(msg, len, "--prepare-peer: %s's veth peer (ifindex %d) is gone: %s", g->ifname, g->peer_ifindex,
 			 strerror(-ret));
-		return LR_EXIT_USAGE;
-	}
-	if (g->self_fd >= 0 && lr_netns_id(g->self_fd, &ours))
-		ours = -2;	/* no id for ours: nothing can point back at it from here */
-	if (strcmp(l->kind, "veth") || l->link != g->ifindex || l->link_nsid != ours) {
-		snprintf(msg, len, "--prepare-peer: %s (ifindex %d in the peer's namespace) is not %s's veth peer: it "
-			 "does not point back; nothing changed", l->name, g->peer_ifindex, g->ifname);
-		return LR_EXIT_USAGE;
+		return LR_EXIT_RUNTIME;
 	}
 	return 0;
 }
 
+/* Milliseconds since @t0 on CLOCK_MONOTONIC. */
+static int since_ms(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int)((t.tv_sec - t0->tv_sec) * 1000 + (t.tv_nsec - t0->tv_nsec) / 1000000);
+}
+
 /*
- * The mutex of a peer's files: LOCK_EX on its state file. A holder that removes the file (the
+ * The mutex of a peer's files: LOCK_EX on its state file, waited for @ms at most (-ETIMEDOUT), so
+ * that a stuck holder cannot keep a guardian from its answer. A holder that removes the file (the
  * last user) does so under this lock, so a waiter that then gets it checks that its descriptor
  * still is the file at @path, and opens it again if not.
  */
-static int mutex_lock(const char *path)
+static int mutex_lock(const char *path, int ms)
 {
+	const struct timespec nap = { 0, 20 * 1000000L };
+	struct timespec t0;
 	struct stat a, b;
 	int fd;
 
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
 		fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 		if (fd < 0)
 			return -errno;
-		if (flock(fd, LOCK_EX) < 0) {
+		while (flock(fd, LOCK_EX | LOCK_NB) < 0) {
 			int err = -errno;
 
-			close(fd);
-			if (err == -EINTR)
-				continue;
-			return err;
+			if (err != -EWOULDBLOCK && err != -EINTR) {
+				close(fd);
+				return err;
+			}
+			if (since_ms(&t0) >= ms) {
+				close(fd);
+				return -ETIMEDOUT;
+			}
+			nanosleep(&nap, NULL);
 		}
 		if (!fstat(fd, &a) && !stat(path, &b) && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
 			return fd;
 		close(fd);
 	}
+}
+
+/* Why mutex_lock() failed, for a message. */
+static const char *lock_error(int err)
+{
+	return err == -ETIMEDOUT ? "another process held it too long" : strerror(-err);
 }
 
 static int state_read(int fd, struct lr_peer_gro_state *st)
@@ -292,12 +341,12 @@ static int make_dir(char *msg, size_t len)
 	    (mkdir(LR_PEER_GRO_DIR, 0700) < 0 && errno != EEXIST) || lstat(LR_PEER_GRO_DIR, &st) < 0) {
 		snprintf(msg, len, "--prepare-peer: cannot make %s: %s; nothing changed", LR_PEER_GRO_DIR,
 			 strerror(errno));
-		return LR_EXIT_USAGE;
+		return LR_EXIT_RUNTIME;
 	}
 	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 0022)) {
-		snprintf(msg, len, "--prepare-peer: %s must be a directory of this user's that no one else can write; "
+		snprintf(msg, len, "--prepare-peer: %s must be a directory of root's that no one else can write; "
 			 "nothing changed", LR_PEER_GRO_DIR);
-		return LR_EXIT_USAGE;
+		return LR_EXIT_RUNTIME;
 	}
 	return 0;
 }
@@ -328,7 +377,7 @@ static int take(const struct guard *g, struct hold *h, struct lr_prep_result *r,
 	struct lr_peer_gro_state st;
 	struct lr_if_link l;
 	int mfd, code, ret;
-	bool on = false, fresh = false;
+	bool on = false, fresh = false, alone;
 
 	h->users_fd = -1;
 	code = check_peer(g, &l, msg, len);
@@ -342,25 +391,37 @@ static int take(const struct guard *g, struct hold *h, struct lr_prep_result *r,
 		return code;
 	snprintf(h->state, sizeof(h->state), LR_PEER_GRO_DIR "/%s.state", g->key);
 	snprintf(h->users, sizeof(h->users), LR_PEER_GRO_DIR "/%s.users", g->key);
-	mfd = mutex_lock(h->state);
+	mfd = mutex_lock(h->state, TAKE_LOCK_MS);
 	if (mfd < 0) {
-		snprintf(msg, len, "--prepare-peer: cannot lock %s: %s; nothing changed", h->state, strerror(-mfd));
-		return LR_EXIT_USAGE;
+		snprintf(msg, len, "--prepare-peer: cannot lock %s: %s; nothing changed", h->state, lock_error(mfd));
+		return LR_EXIT_RUNTIME;
 	}
 	h->users_fd = open(h->users, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (h->users_fd < 0) {
 		snprintf(msg, len, "--prepare-peer: cannot open %s: %s; nothing changed", h->users, strerror(errno));
-		code = LR_EXIT_USAGE;
+		code = LR_EXIT_RUNTIME;
 		goto out;
 	}
+	ret = lr_if_gro(h->device, &on);
+	if (ret) {
+		snprintf(msg, len, "--prepare-peer: cannot read GRO of %s: %s; nothing changed", h->device,
+			 strerror(-ret));
+		code = LR_EXIT_RUNTIME;
+		goto out;
+	}
+	/* no run holds it now (its LOCK_EX turns into our LOCK_SH below): a record is a dead run's */
+	alone = !flock(h->users_fd, LOCK_EX | LOCK_NB);
 	ret = state_read(mfd, &st);
 	/*
-	 * A record no one holds may be of a namespace that died: its inode, which the file's name is
-	 * made of, can then be another's now. Its cookie tells; a record of another is dropped.
+	 * A record no one holds says how the user had GRO only while the device is the one a run
+	 * that died left (lr_peer_gro_state_fits()): the namespace, whose inode the file's name is
+	 * made of, may be another's now, the ifindex another device's, or its user may have set it
+	 * since. Then it is dropped, and the device taken as it is.
 	 */
-	if (!ret && cookie && st.netns_cookie && st.netns_cookie != cookie && !flock(h->users_fd, LOCK_EX | LOCK_NB)) {
-		pr_debug("--prepare-peer: %s is the record of a namespace gone; dropped\n", h->state);
-		flock(h->users_fd, LOCK_UN);
+	if (!ret && alone && !lr_peer_gro_state_fits(&st, cookie, h->device, on, l.xdp_native)) {
+		pr_debug("--prepare-peer: %s is a dead run's record of %s, GRO %s, which is %s now, GRO %s%s; "
+			 "dropped\n", h->state, st.device, st.gro ? "on" : "off", h->device, on ? "on" : "off",
+			 l.xdp_native ? ", XDP" : "");
 		ret = -ENODATA;
 	}
 	if (!ret) {
@@ -369,26 +430,22 @@ static int take(const struct guard *g, struct hold *h, struct lr_prep_result *r,
 		 * Either way the record, not the device, says how its user had it.
 		 */
 		r->gro_before = st.gro;
-		r->action = flock(h->users_fd, LOCK_EX | LOCK_NB) ? LR_PREP_JOINED : LR_PREP_SWITCHED;
+		r->action = alone ? LR_PREP_SWITCHED : LR_PREP_JOINED;
+		/* the start line says "it was" as the record says: one line, at -v more */
 		if (r->action == LR_PREP_SWITCHED)
-			pr_info("--prepare-peer: %s: a run that died left GRO on; its record says it was %s\n",
-				h->device, st.gro ? "on" : "off");
+			pr_debug("--prepare-peer: %s: a run that died left GRO on; its record says it was %s\n",
+				 h->device, st.gro ? "on" : "off");
 	} else {
 		if (ret != -ENODATA)
-			pr_warn("--prepare-peer: %s holds no valid record; taken as none\n", h->state);
-		ret = lr_if_gro(h->device, &on);
-		if (ret) {
-			snprintf(msg, len, "--prepare-peer: cannot read GRO of %s: %s; nothing changed", h->device,
-				 strerror(-ret));
-			code = LR_EXIT_USAGE;
-			goto out;
-		}
+			pr_debug("--prepare-peer: %s holds no valid record; taken as none\n", h->state);
 		r->gro_before = on;
 		if (on || l.xdp_native) {
-			/* it takes XDP frames already: leave it, and leave no file behind */
+			/* it takes XDP frames already: leave it, and leave no file behind (others' are theirs) */
 			r->action = LR_PREP_NONE;
-			unlink(h->users);
-			unlink(h->state);
+			if (alone) {
+				unlink(h->users);
+				unlink(h->state);
+			}
 			goto out;
 		}
 		st = (struct lr_peer_gro_state){ .netns_cookie = cookie, .gro = false };
@@ -396,16 +453,14 @@ static int take(const struct guard *g, struct hold *h, struct lr_prep_result *r,
 		ret = state_write(mfd, &st);
 		if (ret) {
 			snprintf(msg, len, "--prepare-peer: cannot write %s: %s; nothing changed", h->state, strerror(-ret));
-			code = LR_EXIT_USAGE;
+			code = LR_EXIT_RUNTIME;
 			goto out;
 		}
 		r->action = LR_PREP_SWITCHED;
 		fresh = true;
 	}
 	/* a joined run may have found it switched off behind the holders' backs: on again */
-	ret = lr_if_gro(h->device, &on);
-	if (!ret && !on)
-		ret = lr_if_set_gro(h->device, true);
+	ret = on ? 0 : lr_if_set_gro(h->device, true);
 	if (ret) {
 		snprintf(msg, len, "--prepare-peer: cannot switch GRO on at %s: %s%s", h->device, strerror(-ret),
 			 r->action == LR_PREP_SWITCHED ? "; nothing changed" : "");
@@ -414,7 +469,7 @@ static int take(const struct guard *g, struct hold *h, struct lr_prep_result *r,
 			unlink(h->users);
 			unlink(h->state);
 		}
-		code = LR_EXIT_USAGE;
+		code = LR_EXIT_RUNTIME;
 		goto out;
 	}
 	flock(h->users_fd, LOCK_SH);
@@ -466,11 +521,12 @@ static void put_back(const struct guard *g, struct hold *h, struct lr_prep_resul
 {
 	struct lr_peer_gro_state st;
 	struct lr_if_link l;
+	bool gone = false;
 	int mfd, ret;
 
-	mfd = mutex_lock(h->state);
+	mfd = mutex_lock(h->state, PUT_LOCK_MS);
 	if (mfd < 0) {
-		snprintf(r->error, sizeof(r->error), "cannot lock %s: %s", h->state, strerror(-mfd));
+		snprintf(r->error, sizeof(r->error), "cannot lock %s: %s", h->state, lock_error(mfd));
 		goto out;
 	}
 	/* a conversion that fails has dropped our LOCK_SH: then only the others' remain */
@@ -480,17 +536,29 @@ static void put_back(const struct guard *g, struct hold *h, struct lr_prep_resul
 	}
 	if (state_read(mfd, &st))
 		st.gro = r->gro_before;	/* the record went missing: what this run found */
-	ret = lr_if_link_query(g->peer_ifindex, -1, &l);
-	if (ret) {
-		/* the veth went away with its namespace: nothing is left to put back */
+	/*
+	 * The device GRO was switched on at, and no other: the one at its ifindex must still be a
+	 * veth that points back at our interface, under the same name. A device deleted since, whose
+	 * ifindex another took, or renamed, is gone for us: nothing of ours is left to put back.
+	 */
+	ret = query_peer(g, &l);
+	if (!ret && strcmp(l.name, h->device))
+		ret = -ESTALE;
+	if (ret == -ESTALE) {
+		gone = true;
+		snprintf(r->error, sizeof(r->error), "%s is gone: ifindex %d is %s now, %s; nothing switched off",
+			 h->device, g->peer_ifindex, l.name, strcmp(l.name, h->device) ? "another name" :
+			 "no veth peer of ours");
+	} else if (ret) {
+		gone = ret == -ENODEV;
 		snprintf(r->error, sizeof(r->error), "%s is gone: %s", h->device, strerror(-ret));
-	} else if (!st.gro && (ret = lr_if_set_gro(l.name, false))) {
+	} else if (!st.gro && (ret = lr_if_set_gro(h->device, false))) {
 		snprintf(r->error, sizeof(r->error), "cannot switch it off (%s); do it with: ethtool -K %s gro off%s%s",
-			 strerror(-ret), l.name, r->netns[0] ? " in netns " : "", r->netns);
+			 strerror(-ret), h->device, r->netns[0] ? " in netns " : "", r->netns);
 	} else {
 		r->restored = true;
 	}
-	if (r->restored || ret == -ENODEV) {
+	if (r->restored || gone) {
 		unlink(h->users);
 		unlink(h->state);
 	}
@@ -502,11 +570,10 @@ out:
 	r->released = true;
 }
 
-static void say(int fd, const struct word *w)
+/* false when no one reads: the parent died, or stopped waiting for the first word (EPIPE, ignored) */
+static bool say(int fd, const struct word *w)
 {
-	/* the parent may be gone (EPIPE, ignored): the word is then for no one */
-	if (write(fd, w, sizeof(*w)) < 0)
-		return;
+	return write(fd, w, sizeof(*w)) == (ssize_t)sizeof(*w);
 }
 
 /*
@@ -536,7 +603,7 @@ static __attribute__((noreturn)) void guardian(const struct guard *g, const stru
 	struct word w = { .r = *r0 };
 	struct hold h = { .users_fd = -1 };
 	char line[512];
-	bool told;
+	bool heard, told;
 	int fd;
 
 	/* out of the test's session and process group: a terminal's or a group's signal is not for it */
@@ -556,36 +623,47 @@ static __attribute__((noreturn)) void guardian(const struct guard *g, const stru
 	}
 	close_others(g);
 	if (g->ns_fd >= 0 && setns(g->ns_fd, CLONE_NEWNET) < 0) {
-		w.code = LR_EXIT_USAGE;
+		int err = errno;
+
+		/* without the privilege the user must run it otherwise: a usage error, as --netns's */
+		w.code = err == EPERM ? LR_EXIT_USAGE : LR_EXIT_RUNTIME;
 		snprintf(w.msg, sizeof(w.msg), "--prepare-peer: cannot enter the peer's network namespace %s: %s%s",
-			 r0->netns, strerror(errno), errno == EPERM ? " (needs root: CAP_SYS_ADMIN)" : "");
+			 r0->netns, strerror(err), err == EPERM ? " (needs root: CAP_SYS_ADMIN)" : "");
 		say(g->ans_fd, &w);
 		_exit(0);
 	}
 	w.code = take(g, &h, &w.r, w.msg, sizeof(w.msg));
-	say(g->ans_fd, &w);
+	heard = say(g->ans_fd, &w);
 	if (w.code || w.r.action == LR_PREP_NONE)
 		_exit(0);
-	told = wait_parent(g);
+	/* a parent that stopped waiting for that word (READY_MS) gave the test up: back at once */
+	told = heard && wait_parent(g);
 	put_back(g, &h, &w.r);
 	w.final = true;
 	say(g->ans_fd, &w);
 	if (!told) {
-		/* no one reports for a parent that died: one line where its own lines went */
+		/* no one reports for a parent that died or gave up: one line where its own lines went */
 		lr_peer_gro_end_line(&w.r, line, sizeof(line));
-		fprintf(stderr, "linerate: --prepare-peer: the run on %s ended without letting go: %s\n", g->ifname,
-			line);
+		fprintf(stderr, "linerate: --prepare-peer: the run on %s %s: %s\n", g->ifname,
+			heard ? "ended without letting go" : "stopped waiting for its guardian", line);
 	}
 	_exit(0);
 }
 
 /* ---- the parent's side ---------------------------------------------------------------------- */
 
+/* A peer's name in LR_PEER_GRO_DIR: its namespace (device and inode of the nsfs file @ns), its ifindex there. */
+static void peer_key(const struct stat *ns, int peer_ifindex, char *key, size_t len)
+{
+	snprintf(key, len, "ns-%llx-%llx-if-%d", (unsigned long long)ns->st_dev, (unsigned long long)ns->st_ino,
+		 peer_ifindex);
+}
+
 /* One word from the guardian within @ms: 0, or -ETIMEDOUT, or -EPIPE when it ended without one. */
 static int hear(int fd, int ms, struct word *w)
 {
 	struct pollfd p = { .fd = fd, .events = POLLIN };
-	struct timespec t0, t;
+	struct timespec t0;
 	ssize_t n;
 	int left = ms;
 
@@ -597,8 +675,7 @@ static int hear(int fd, int ms, struct word *w)
 			break;
 		if (ret < 0 && errno != EINTR)
 			return -errno;
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		left = ms - (int)((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000);
+		left = ms - since_ms(&t0);
 		if (left <= 0)
 			return -ETIMEDOUT;
 	}
@@ -638,6 +715,13 @@ int lr_peer_gro_hold(const char *ifname, struct lr_peer_gro *p, char *err, size_
 		p->r.action = LR_PREP_NOT_VETH;
 		return 0;
 	}
+	/* switching a device's GRO and the records' directory are root's */
+	if (geteuid()) {
+		lr_msg(err, errlen, "--prepare-peer needs root: it switches GRO at %s's veth peer and keeps its records "
+		       "in " LR_PEER_GRO_DIR "; nothing changed", ifname);
+		return LR_EXIT_USAGE;
+	}
+	snprintf(p->ifname, sizeof(p->ifname), "%s", ifname);
 	g.parent = getpid();
 	g.peer_ifindex = self.link;
 	g.ifindex = ifc.ifindex;
@@ -659,11 +743,10 @@ int lr_peer_gro_hold(const char *ifname, struct lr_peer_gro *p, char *err, size_
 		lr_msg(err, errlen, "--prepare-peer: cannot look at our own network namespace: %s", strerror(errno));
 		return LR_EXIT_RUNTIME;
 	}
-	/* one peer, one name: its namespace (device and inode of the nsfs file) and its ifindex there */
-	snprintf(g.key, sizeof(g.key), "ns-%llx-%llx-if-%d", (unsigned long long)st.st_dev,
-		 (unsigned long long)st.st_ino, self.link);
-	if (pipe2(ctl, O_CLOEXEC) || pipe2(ans, O_CLOEXEC)) {
-		lr_msg(err, errlen, "--prepare-peer: pipe: %s", strerror(errno));
+	peer_key(&st, self.link, g.key, sizeof(g.key));
+	/* a socket, not a pipe, toward it: send(MSG_NOSIGNAL) to one that died is EPIPE, not SIGPIPE */
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ctl) || pipe2(ans, O_CLOEXEC)) {
+		lr_msg(err, errlen, "--prepare-peer: socketpair, pipe: %s", strerror(errno));
 		code = LR_EXIT_RUNTIME;
 		goto out;
 	}
@@ -679,12 +762,21 @@ int lr_peer_gro_hold(const char *ifname, struct lr_peer_gro *p, char *err, size_
 	if (!pid)
 		guardian(&g, &p->r);
 	ret = hear(ans[0], READY_MS, &w);
+	if (ret == -ETIMEDOUT) {
+		/*
+		 * Slow, not known to have changed nothing: GRO may go on just after this. It is not
+		 * killed between the two: our ends of its socket and pipe close below, so once it has
+		 * taken the peer its wait sees them closed and it puts GRO back. Reaped without waiting.
+		 */
+		p->stray = pid;
+		lr_msg(err, errlen, "--prepare-peer: the guardian process (PID %d) did not answer within 10 s; "
+		       "what it may still switch on it puts back at once", (int)pid);
+		code = LR_EXIT_RUNTIME;
+		goto out;
+	}
 	if (ret) {
-		/* stuck (it changed nothing yet, or it would have said so) or dead: gone either way */
-		kill(pid, SIGKILL);
 		reap(pid, true);
-		lr_msg(err, errlen, "--prepare-peer: the guardian process %s", ret == -ETIMEDOUT ?
-		       "did not answer within 10 s" : "ended without a word");
+		lr_msg(err, errlen, "--prepare-peer: the guardian process ended without a word");
 		code = LR_EXIT_RUNTIME;
 		goto out;
 	}
@@ -716,29 +808,126 @@ out:
 	return code;
 }
 
+unsigned int lr_peer_gro_holders(const struct lr_if *ifc, char *at, size_t len)
+{
+	char key[96], path[sizeof(LR_PEER_GRO_DIR) + 112], netns[LR_PREP_NETNS_MAX] = "";
+	struct lr_if_link self, peer;
+	unsigned int n = 0;
+	struct stat st;
+	int fd, ret;
+
+	if (lr_if_link_get(ifc, &self) || strcmp(self.kind, "veth") || self.link <= 0)
+		return 0;
+	/* a peer that runs XDP takes the frames whatever its GRO */
+	if (lr_if_veth_peer(ifc, &peer) || peer.xdp_native)
+		return 0;
+	if (self.link_nsid >= 0) {
+		if (lr_netns_find(self.link_nsid, &fd, netns, sizeof(netns)))
+			return 0;
+		ret = fstat(fd, &st);
+		close(fd);
+		if (ret)
+			return 0;
+	} else if (stat("/proc/thread-self/ns/net", &st)) {
+		return 0;
+	}
+	peer_key(&st, self.link, key, sizeof(key));
+	snprintf(path, sizeof(path), LR_PEER_GRO_DIR "/%s.users", key);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return 0;
+	/* counted, not locked: a lock taken here, even for a moment, would be one more holder to them */
+	n = others(fd);
+	close(fd);
+	if (n && netns[0])
+		snprintf(at, len, "%s (netns %s)", peer.name, netns);
+	else if (n)
+		snprintf(at, len, "%s", peer.name);
+	return n;
+}
+
+/*
+ * The byte that has it let go, then its last word within RELEASE_MS: 0, -ETIMEDOUT, or -EPIPE
+ * when it ended without one (it died). Never waits on a dead one; p->pid reaped unless stuck.
+ */
+static int let_go(struct lr_peer_gro *p, struct word *w)
+{
+	int ret;
+
+	/* a byte says it even while another child holds a copy of our end */
+	if (send(p->ctl_fd, "x", 1, MSG_NOSIGNAL) < 0)
+		pr_debug("--prepare-peer: the guardian's socket: %s\n", strerror(errno));
+	close(p->ctl_fd);
+	p->ctl_fd = -1;
+	ret = hear(p->ans_fd, RELEASE_MS, w);
+	if (!ret && !w->final)
+		ret = -EPIPE;
+	close(p->ans_fd);
+	p->ans_fd = -1;
+	/* its end of the pipe closes only when it exits: it is gone, or about to be, unless stuck */
+	reap(p->pid, ret != -ETIMEDOUT);
+	return ret;
+}
+
+/*
+ * The guardian died before its last word (killed alone, out of memory): its LOCK_SH went with it,
+ * and its record, held by no one now, still says how the peer's user had GRO. A new guardian takes
+ * that record over and lets go at once: GRO goes back, or stays on for the runs that hold it still.
+ */
+static void take_over(struct lr_peer_gro *p)
+{
+	char err[LR_PREP_ERROR_MAX], line[512];
+	pid_t dead = p->pid;
+	struct lr_peer_gro q;
+	struct word w;
+	int ret;
+
+	p->r.released = true;
+	ret = lr_peer_gro_hold(p->ifname, &q, err, sizeof(err));
+	if (!ret && q.pid) {
+		ret = let_go(&q, &w);
+		if (!ret) {
+			p->r.restored = w.r.restored;
+			p->r.left_on_for = w.r.left_on_for;
+			snprintf(p->r.error, sizeof(p->r.error), "%s", w.r.error);
+		} else {
+			snprintf(p->r.error, sizeof(p->r.error), "its guardian (PID %d) died, and the new one (PID %d) %s",
+				 (int)dead, (int)q.pid, ret == -ETIMEDOUT ? "did not answer within 5 s" : "died too");
+		}
+	} else if (!ret) {
+		/* the record was not taken: the peer takes XDP frames by another's hand, or is no veth's now */
+		snprintf(p->r.error, sizeof(p->r.error), "its guardian (PID %d) died, and %s is no longer as this "
+			 "run left it; left as it is", (int)dead, p->r.device);
+	} else {
+		/* its line without its "--prepare-peer: " (ours is said once), and cut where it must be */
+		lr_msg(p->r.error, sizeof(p->r.error), "its guardian (PID %d) died, and a new one could not take over: %s",
+		       (int)dead, strncmp(err, "--prepare-peer: ", 16) ? err : err + 16);
+	}
+	lr_peer_gro_end_line(&p->r, line, sizeof(line));
+	pr_warn("linerate: --prepare-peer: the guardian (PID %d) holding GRO on for the run on %s died before "
+		"the end: %s\n", (int)dead, p->ifname, line);
+}
+
 void lr_peer_gro_release(struct lr_peer_gro *p)
 {
 	struct word w;
 	int ret;
 
+	if (p->stray) {
+		reap(p->stray, false);
+		p->stray = 0;
+	}
 	if (!p->pid)
 		return;
-	/* a byte says it even while another child holds a copy of our end */
-	if (write(p->ctl_fd, "x", 1) < 0)
-		pr_debug("--prepare-peer: the guardian's pipe: %s\n", strerror(errno));
-	close(p->ctl_fd);
-	p->ctl_fd = -1;
-	ret = hear(p->ans_fd, RELEASE_MS, &w);
-	if (!ret && w.final) {
+	ret = let_go(p, &w);
+	if (!ret) {
 		p->r = w.r;
-		reap(p->pid, true);
+	} else if (ret == -EPIPE) {
+		take_over(p);
 	} else {
 		p->r.released = true;
-		snprintf(p->r.error, sizeof(p->r.error), "its guardian (PID %d) %s", (int)p->pid,
-			 ret == -ETIMEDOUT ? "did not answer within 5 s" : "ended without a word");
-		reap(p->pid, false);
+		snprintf(p->r.error, sizeof(p->r.error), "its guardian (PID %d) did not answer within 5 s",
+			 (int)p->pid);
 	}
-	close(p->ans_fd);
-	p->ans_fd = -1;
 	p->pid = 0;
 }

@@ -13,6 +13,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "linerate/live.h"
+#include "sys/peer_gro.h"
 #include "tx/engine.h"
 #include "tx/rate.h"
 #include "util/choose.h"
@@ -145,9 +146,9 @@ out:
 static int live_probe(const struct lr_if *ifc, const struct lr_send_opts *o, char *why, size_t len)
 {
 	struct lr_if_xdp feat = { 0 };
+	char at[LR_PREP_DEVICE_MAX + LR_PREP_NETNS_MAX + 16];
 	int ret;
 
-	(void)o;
 	/* (LINERATE_TEST_DISABLE is checked by the engine choice, before any probe) */
 	/* the target must take XDP frames (ndo_xdp_xmit); a veth does only while its peer runs XDP or GRO */
 	ret = lr_if_xdp_features(ifc->ifindex, &feat);
@@ -159,6 +160,14 @@ static int live_probe(const struct lr_if *ifc, const struct lr_send_opts *o, cha
 		else
 			snprintf(why, len, "live: %s (%s) does not take XDP frames (no ndo_xdp_xmit)", ifc->name,
 				 ifc->driver[0] ? ifc->driver : "driver unknown");
+		return -EOPNOTSUPP;
+	}
+	/*
+	 * GRO that another run's --prepare-peer holds on goes off when the last of them ends, and
+	 * this run's frames would be dropped from then on: it must hold it too.
+	 */
+	if (!ret && !o->prepare_peer && !strcmp(ifc->driver, "veth") && lr_peer_gro_holders(ifc, at, sizeof(at))) {
+		snprintf(why, len, "live: GRO on at %s is held on only for another linerate run: add --prepare-peer", at);
 		return -EOPNOTSUPP;
 	}
 	ret = lr_live_try(ifc->ifindex, why, len);

@@ -820,7 +820,7 @@ int lr_tx_report(struct lr_tx *c, struct json_object *peer, const struct lr_rtt_
 	return code;
 }
 
-int lr_tx_open(const struct lr_send_opts *o, unsigned int flow_base, unsigned int flows_total, struct lr_tx **out)
+int lr_tx_prepare(const struct lr_send_opts *o, unsigned int flow_base, unsigned int flows_total, struct lr_tx **out)
 {
 	struct lr_tx *c;
 	int ret;
@@ -832,8 +832,28 @@ int lr_tx_open(const struct lr_send_opts *o, unsigned int flow_base, unsigned in
 	c->flow_base = flow_base;
 	c->flows_total = flows_total;
 	ret = prepare(c);
-	if (!ret)
-		ret = open_engine(c);
+	if (ret) {
+		lr_tx_close(c);
+		return ret;
+	}
+	*out = c;
+	return 0;
+}
+
+int lr_tx_engine_open(struct lr_tx *c)
+{
+	return open_engine(c);
+}
+
+int lr_tx_open(const struct lr_send_opts *o, unsigned int flow_base, unsigned int flows_total, struct lr_tx **out)
+{
+	struct lr_tx *c;
+	int ret;
+
+	ret = lr_tx_prepare(o, flow_base, flows_total, &c);
+	if (ret)
+		return ret;
+	ret = lr_tx_engine_open(c);
 	if (ret) {
 		lr_tx_close(c);
 		return ret;

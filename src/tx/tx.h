@@ -18,6 +18,14 @@ struct lr_tx;
  * printing one line); nothing is left open on failure.
  */
 int lr_tx_open(const struct lr_send_opts *o, unsigned int flow_base, unsigned int flows_total, struct lr_tx **out);
+/*
+ * lr_tx_open() in two steps, for a caller that changes something between the checks and the engine
+ * (--prepare-peer): first the interface checks and the template, every failure the user's (exit
+ * 2, one line), nothing left open on failure; then the engine and the workers, after which
+ * lr_tx_close() frees @t whether that succeeded or not.
+ */
+int lr_tx_prepare(const struct lr_send_opts *o, unsigned int flow_base, unsigned int flows_total, struct lr_tx **out);
+int lr_tx_engine_open(struct lr_tx *t);
 /* The CPUs given name only CPUs this process may run on (its affinity mask). 0, or -EINVAL with one line. */
 int lr_tx_check_cpus(const struct lr_send_opts *o, char *err, size_t errlen);
 /* Starts the worker threads; they wait for lr_tx_go(). Exit code. */

@@ -55,6 +55,9 @@ except ImportError:
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SECCOMP_DIR = os.path.join(REPO, "deploy", "kubernetes", "seccomp")
+# what prepare_peer's guardian calls beyond a sender (setns aside: it needs SYS_ADMIN, checked apart)
+GUARDIAN_CALLS = ("setsid", "mkdir", "mkdirat", "flock", "ftruncate", "pwrite64", "pread64", "unlink",
+                  "socketpair", "sendto", "wait4", "close_range", "dup2", "getppid")
 CAPS = ["NET_ADMIN", "NET_RAW", "BPF", "PERFMON", "IPC_LOCK"]
 PSA = ("enforce", "audit", "warn")
 
@@ -353,6 +356,12 @@ def check(args):
     ck.ok(bpf is not None and bpf.get("path") == "/sys/fs/bpf" and
           bpf.get("type") in ("Directory", "DirectoryOrCreate"),
           "agent: /sys/fs/bpf mounted from the host's bpffs", bpf)
+    # prepare_peer's records outlive the container (the root is read-only, and a restart loses it)
+    rl, rm = host_mount(c, spec, "/run/linerate")
+    ck.ok(rl is not None and rl.get("path") == "/run/linerate" and rl.get("type") == "DirectoryOrCreate" and
+          not (rm or {}).get("readOnly", False),
+          "agent: /run/linerate mounted from the host's, writable, DirectoryOrCreate (prepare_peer's records)",
+          {"hostPath": rl, "readOnly": (rm or {}).get("readOnly", False)})
 
     # --- the agent's command line: real options only, ports agreeing with everything else
     ds_args = container_args(c)
@@ -435,6 +444,9 @@ def check(args):
                 plain.update(s.get("names") or [])
         for call in ("bpf", "execve", "socket", "ioctl", "accept4", "exit_group"):
             ck.ok(call in plain, "seccomp: allows %s" % call, "not allowed")
+        # prepare_peer's guardian (strace of test_prepare_peer's sends): its session and its records
+        for call in GUARDIAN_CALLS:
+            ck.ok(call in plain, "seccomp: allows %s (prepare_peer's guardian)" % call, "not allowed")
         sysadmin = "SYS_ADMIN" in extra
         for call in ("setns", "unshare", "mount"):
             if sysadmin:

@@ -38,6 +38,11 @@
 #     kubernetes.md asks of a pod's node): the engine is live in every step, rx == tx > 0, lost 0,
 #     settled; its holding tap (lrlive*, which needs /dev/net/tun and NET_ADMIN) appeared in n1
 #     while it ran
+#   - send --prepare-peer inside agent 1's container (ctr task exec: the manifest's seccomp profile,
+#     capabilities, read-only root and mounts) on pp0 <-> pp1, a veth with both ends in n1 (the
+#     default profile has no setns): exit 0, GRO switched on at pp1 and put back; the guardian's
+#     records go to the node's /run/linerate, the DaemonSet's hostPath (made here if missing, as
+#     kubelet makes a DirectoryOrCreate)
 #   - a round trip, send --peer n2 --rtt from ctl: the reflector of agent 1 (n2, XDP_TX) sends every
 #     frame back: tx == forward.sent == forward.received == return.received == RTT_COUNT, both
 #     directions lost 0, rtt_settled, peer.result.reflect.packets == RTT_COUNT
@@ -62,6 +67,7 @@ lr_init
 lr_require_cmds dockerd ctr nsenter python3 kubectl ethtool
 python3 -c 'import yaml' 2>/dev/null || lr_die "missing python3-yaml (scripts/deps installs it)"
 MADE_ETC_NETNS=0
+MADE_RUN_LINERATE=0
 MOUNTED_BPFFS=0
 if ! mountpoint -q /sys/fs/bpf; then
 	mount -t bpf bpf /sys/fs/bpf || lr_die "cannot mount bpffs on /sys/fs/bpf"
@@ -97,6 +103,7 @@ rm_hosts()
 	rm -rf "/etc/netns/$FAB"
 	((MADE_ETC_NETNS)) && rmdir /etc/netns 2>/dev/null
 	((MOUNTED_BPFFS)) && umount /sys/fs/bpf 2>/dev/null
+	((MADE_RUN_LINERATE)) && rmdir /run/linerate/peer-gro /run/linerate 2>/dev/null
 	return 0
 }
 lr_cleanup_first stop_agents
@@ -109,6 +116,8 @@ BEFORE=$(lr_host_state)
 [[ -d /etc/netns ]] || MADE_ETC_NETNS=1
 lr_cleanup_first rm_hosts
 mkdir -p "/etc/netns/$FAB"
+# the DaemonSet's hostPath /run/linerate is DirectoryOrCreate: kubelet makes it, and so does this test
+[[ -d /run/linerate ]] || { mkdir -m 0755 /run/linerate && MADE_RUN_LINERATE=1; }
 printf '127.0.0.1 localhost\n%s linerate-agent\n%s linerate-agent\n' "$NET.2" "$NET.3" >"/etc/netns/$FAB/hosts"
 
 lr_log "== private dockerd, the image"
@@ -122,6 +131,10 @@ for n in "$N1" "$N2" "$CTL"; do
 	lr_addr "$n" eth0 "$NET.$i/24"
 	i=$((i + 1))
 done
+# --prepare-peer's veth inside node 1: its peer in the same namespace
+ip -n "$N1" link add pp0 type veth peer name pp1
+lr_addr "$N1" pp0 198.18.248.1/30
+ip -n "$N1" link set pp1 up
 VERSION=$(sed -n 's/^project(linerate VERSION \([0-9.]*\).*/\1/p' "$LR_REPO/CMakeLists.txt")
 RC=0
 # The image is what ships: a sanitizer build (scripts/sanitize) stays the controller here, and the
@@ -335,6 +348,7 @@ EOT
 	lr_check_cmd "$name: agent 0 ran the sender on eth0" grep -q 'tx on eth0' "$LR_TMP/$name-0.log"
 	lr_check_cmd "$name: agent 1 ran the receiver on eth0" grep -q 'rx on eth0' "$LR_TMP/$name-1.log"
 	live "$name" "${ip[@]}"
+	prepare "$name"
 	rtt "$name" "${ip[1]}"
 	job "$name" "$dir"
 	stop_agents
@@ -372,6 +386,29 @@ live()
 		"$(jq '[.steps[] | select(.rx.lost != 0 or (.rx.tail_settled | not))] | length' "$j")" == 0
 	lr_log "$name: steps $(jq -c '[.steps[] | {tx: .tx.packets, rx: .rx.packets, lost: .rx.lost}]' "$j")"
 	lr_check "$name: the live engine's tap (/dev/net/tun) appeared in n1" "$(cat "$LR_TMP/$name.tap.out")" == seen
+}
+
+# prepare VARIANT: send --prepare-peer run inside agent 1's container, as the agent's own sender
+# would run it: the guardian (setsid, mkdir, flock, ftruncate, pwrite64) under the manifest's
+# seccomp profile, its records in the hostPath /run/linerate (the root is read-only)
+prepare()
+{
+	local name=$1-prepare rc=0 pid
+
+	lr_check "$name: pp1's GRO off before" "$(ip netns exec "$N1" ethtool -k pp1 | awk '$1 == "generic-receive-offload:" { print $2 }')" == off
+	timeout -k 5 60 "${CTR[@]}" task exec --exec-id "$name" "$1-0" /usr/bin/linerate send -i pp0 --dst-ip 198.18.248.2 \
+		--dst-mac 02:00:00:00:00:02 --count 1000 --rate 10k --engine live --prepare-peer -q --json - \
+		>"$LR_TMP/$name.json" 2>"$LR_TMP/$name.err" || rc=$?
+	lr_show_file "$LR_TMP/$name.err"
+	lr_check "$name: exit code" "$rc" == 0
+	lr_check "$name: GRO switched on at pp1 and put back" \
+		"$(jq -c '.prepare_peer | [.action, .device, .restored]' "$LR_TMP/$name.json" 2>/dev/null)" == '["switched_on","pp1",true]'
+	lr_check "$name: pp1's GRO off after" "$(ip netns exec "$N1" ethtool -k pp1 | awk '$1 == "generic-receive-offload:" { print $2 }')" == off
+	# (ctr, unlike kubelet's CRI, gives a container a tmpfs on /run: the records would have a place
+	# without the hostPath, but die with the container)
+	pid=$("${CTR[@]}" task ls | awk -v c="$1-0" '$1 == c { print $2 }')
+	lr_check "$name: the container's /run/linerate is the node's (the DaemonSet's hostPath)" \
+		"$(stat -L -c %d:%i "/proc/$pid/root/run/linerate" 2>/dev/null)" == "$(stat -c %d:%i /run/linerate)"
 }
 
 # rtt VARIANT ADDR: send --peer ADDR --rtt from ctl: agent 2's reflector sends every frame back

@@ -10,7 +10,8 @@
 #   - exactly one DaemonSet; hostNetwork true in the default (with ClusterFirstWithHostNet,
 #     --allow-physical and --allow globs), false or absent in pod-network (no --allow-physical)
 #   - the agent: drop ALL, add exactly NET_ADMIN NET_RAW BPF PERFMON IPC_LOCK; not privileged,
-#     no privilege escalation, read-only root; /dev/net/tun (CharDevice) and /sys/fs/bpf from the host
+#     no privilege escalation, read-only root; /dev/net/tun (CharDevice) and /sys/fs/bpf from the host,
+#     /run/linerate from the host (DirectoryOrCreate, writable: prepare_peer's records)
 #   - its token from a Secret that exists in the render, with that key, mode 0600 or stricter
 #   - every flag of the DaemonSet's and the Job's args is an option of `linerate agent --help` /
 #     `linerate matrix --help`; the container ports, the readiness probe (TCP, the --listen
@@ -20,7 +21,8 @@
 #   - every image is linerate:<VERSION of CMakeLists.txt>; the namespace carries the privileged
 #     Pod Security labels (enforce, audit, warn)
 #   - the Localhost seccomp profile is in deploy/kubernetes/seccomp, parses, defaults to
-#     SCMP_ACT_ERRNO, allows bpf, and allows setns/unshare/mount only with CAP_SYS_ADMIN
+#     SCMP_ACT_ERRNO, allows bpf and what prepare_peer's guardian calls (setsid, mkdir, flock,
+#     ftruncate, pwrite64, ...), and allows setns/unshare/mount only with CAP_SYS_ADMIN
 # Then:
 #   - components/netns and components/pairs on the default: SYS_ADMIN added and nothing else,
 #     /run/netns mounted, --pairs read from the ConfigMap in the render
@@ -105,7 +107,7 @@ for v in default pod-network; do
 	"${PY[@]}" docker-args "$dir" >"$LR_TMP/$v.docker" 2>"$LR_TMP/$v.docker.err" ||
 		lr_fail "$v: docker-args" "$(head -c 300 "$LR_TMP/$v.docker.err")"
 	for want in --cap-drop=ALL --cap-add=NET_ADMIN --cap-add=NET_RAW --cap-add=BPF --cap-add=PERFMON \
-		--cap-add=IPC_LOCK --device=/dev/net/tun --volume=/sys/fs/bpf:/sys/fs/bpf:ro \
+		--cap-add=IPC_LOCK --device=/dev/net/tun --volume=/sys/fs/bpf:/sys/fs/bpf:ro --volume=/run/linerate:/run/linerate \
 		--security-opt=no-new-privileges --read-only "linerate:$VERSION" agent; do
 		lr_check_cmd "$v: docker-args has the line $want" grep -qxF -- "$want" "$LR_TMP/$v.docker"
 	done
@@ -172,6 +174,10 @@ mutate "writable root" $A 's/readOnlyRootFilesystem: true/readOnlyRootFilesystem
 mutate "no /dev/net/tun" $A 's#mountPath: /dev/net/tun#mountPath: /dev/net/tap#' "/dev/net/tun mounted"
 mutate "tun not a CharDevice" $A 's/type: CharDevice/type: File/' "/dev/net/tun mounted"
 mutate "no bpffs" $A 's#path: /sys/fs/bpf#path: /sys/fs/bpf2#' "/sys/fs/bpf mounted"
+mutate "no /run/linerate" $A 's#mountPath: /run/linerate#mountPath: /run/linerate2#' "/run/linerate mounted"
+mutate "/run/linerate read-only" $A 's#^\( *\)mountPath: /run/linerate$#&\n\1readOnly: true#' "/run/linerate mounted"
+mutate "/run/linerate a Directory that must exist" $A '/path: \/run\/linerate$/{n;s/DirectoryOrCreate/Directory/}' \
+	"/run/linerate mounted"
 mutate "a Secret not in the render" $A 's/secretName: linerate-token/secretName: linerate-tokens/' \
 	"exists in the render"
 mutate "a token others may read" $A 's/defaultMode: 0400/defaultMode: 0440/' "the token's mode"
@@ -206,6 +212,8 @@ mutate "another image tag" base/kustomization.yaml 's/newTag: .*/newTag: 0.0.0-n
 mutate "seccomp allows by default" seccomp/agent.json 's/"defaultAction": "SCMP_ACT_ERRNO"/"defaultAction": "SCMP_ACT_ALLOW"/' \
 	"defaultAction"
 mutate "seccomp without bpf" seccomp/agent.json '/^ *"bpf",$/d' "allows bpf"
+mutate "seccomp without flock" seccomp/agent.json '/^ *"flock",$/d' "allows flock (prepare_peer's guardian)"
+mutate "seccomp without setsid" seccomp/agent.json 's/^\( *\)"setsid"$/\1"setpgid"/' "allows setsid (prepare_peer's guardian)"
 mutate "seccomp allows setns to anyone" seccomp/agent.json 's/^\( *\)"bpf",$/&\n\1"setns",/' "no setns without SYS_ADMIN"
 mutate "seccomp with a Docker-only per-capability rule" seccomp/agent.json 's/^\( *\)"action": "SCMP_ACT_ALLOW",$/&\n\1"includes": {"caps": ["CAP_SYS_ADMIN"]},/' "plain OCI format"
 mutate "seccomp not JSON" seccomp/agent.json '1s/^{/{,/' "parses as JSON"

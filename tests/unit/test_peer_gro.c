@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests for --prepare-peer's pure parts: the state file a peer's holders share, the count of
- * holders read from /proc/locks, and the lines that say what was done and how it ended.
+ * Unit tests for --prepare-peer's pure parts: the state file a peer's holders share and when a dead
+ * run's is still trusted, the count of holders read from /proc/locks, and the lines that say what
+ * was done and how it ended.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -69,6 +70,28 @@ static void test_state_refused(void **state)
 	assert_int_equal(lr_peer_gro_state_parse(nul, sizeof(nul) - 1, &st), -EBADMSG);
 }
 
+static void test_state_fits(void **state)
+{
+	struct lr_peer_gro_state st = { .device = "vc1", .netns_cookie = 4097, .gro = false };
+
+	(void)state;
+	/* as a run that died left it: GRO on, no XDP, the same name in the same namespace */
+	assert_true(lr_peer_gro_state_fits(&st, 4097, "vc1", true, false));
+	/* a cookie not known on either side is not compared */
+	assert_true(lr_peer_gro_state_fits(&st, 0, "vc1", true, false));
+	st.netns_cookie = 0;
+	assert_true(lr_peer_gro_state_fits(&st, 4097, "vc1", true, false));
+	/* another namespace now has the inode */
+	st.netns_cookie = 4097;
+	assert_false(lr_peer_gro_state_fits(&st, 4098, "vc1", true, false));
+	/* another device has the ifindex, or this one another name */
+	assert_false(lr_peer_gro_state_fits(&st, 4097, "vc2", true, false));
+	assert_false(lr_peer_gro_state_fits(&st, 4097, "vc", true, false));
+	/* its user set it since: GRO off again, or an XDP program of theirs */
+	assert_false(lr_peer_gro_state_fits(&st, 4097, "vc1", false, false));
+	assert_false(lr_peer_gro_state_fits(&st, 4097, "vc1", true, true));
+}
+
 static void test_count_holders(void **state)
 {
 	static const char locks[] =
@@ -132,6 +155,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_state_round_trip),
 		cmocka_unit_test(test_state_refused),
+		cmocka_unit_test(test_state_fits),
 		cmocka_unit_test(test_count_holders),
 		cmocka_unit_test(test_lines),
 	};
