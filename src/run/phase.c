@@ -192,7 +192,6 @@ static void streams_softirq(struct lr_tx *const *tx, unsigned int n, const struc
 			    const struct lr_cpu_times *c1, const uint64_t *ks0, const uint64_t *ks1, struct lr_tx_cpu *cpu)
 {
 	struct lr_cost_cpus cc = { 0 };
-	struct lr_kconfig kc;
 	unsigned int i;
 
 	for (i = 0; i < n; i++) {
@@ -200,15 +199,7 @@ static void streams_softirq(struct lr_tx *const *tx, unsigned int n, const struc
 		if (!cc.n)
 			return;
 	}
-	lr_cost_cpus_ksoftirqd(&cc, ks0, ks1);
-	lr_kconfig_read(&kc);
-	cc.irqtime = kc.irqtime;
-	cc.sample_tick_ns = kc.hz ? 1000000000ULL / kc.hz : 0;
-	cpu->softirq_ns = lr_cost_softirq_ns(c0, c1, &cc, &cpu->softirq_err_ns);
-	cpu->irqtime = lr_cost_irqtime(&cc, kc.irqtime);
-	cpu->ksoftirqd_seen = true;
-	for (i = 0; i < cc.n; i++)
-		cpu->ksoftirqd_seen &= cc.ksoftirqd_seen[i];
+	lr_cost_sender_irq(&cc, c0, c1, ks0, ks1, cpu);
 }
 
 /*

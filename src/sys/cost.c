@@ -118,6 +118,24 @@ uint64_t lr_cost_softirq_ns(const struct lr_cpu_times *a, const struct lr_cpu_ti
 	return sum;
 }
 
+void lr_cost_sender_irq(struct lr_cost_cpus *cc, const struct lr_cpu_times *a, const struct lr_cpu_times *b,
+			const uint64_t *ks0, const uint64_t *ks1, struct lr_tx_cpu *out)
+{
+	struct lr_kconfig kc;
+	unsigned int i;
+
+	lr_cost_cpus_ksoftirqd(cc, ks0, ks1);
+	lr_kconfig_read(&kc);
+	cc->irqtime = kc.irqtime;
+	cc->sample_tick_ns = kc.hz ? 1000000000ULL / kc.hz : 0;
+	out->softirq_ns = lr_cost_softirq_ns(a, b, cc, &out->softirq_err_ns);
+	out->irqtime = lr_cost_irqtime(cc, kc.irqtime);
+	out->kernel_hz = kc.hz;
+	out->ksoftirqd_seen = true;
+	for (i = 0; i < cc->n; i++)
+		out->ksoftirqd_seen &= cc->ksoftirqd_seen[i];
+}
+
 void lr_cost_compute(const struct lr_cost_in *in, struct lr_cost *out)
 {
 	const struct lr_stats_cal *cal = &in->cal;

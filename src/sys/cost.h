@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "sys/counters.h"
+#include "util/result.h"
 
 /* The CPUs a send's workers ran on, and each one's CPU time over the window. */
 struct lr_cost_cpus {
@@ -30,6 +31,14 @@ struct lr_cost_cpus {
  * decided on none, the config's @irqtime (2 when that is unknown).
  */
 int lr_cost_irqtime(const struct lr_cost_cpus *c, int irqtime);
+/*
+ * The senders' interrupt work over a window, for workers already in @cc (thread time by CPU):
+ * ksoftirqd's time from the readings @ks0 and @ks1 (by CPU), the kernel's config, then
+ * lr_cost_softirq_ns() over the per-CPU readings @a and @b. Fills @out's softirq_ns,
+ * softirq_err_ns, irqtime, kernel_hz and ksoftirqd_seen.
+ */
+void lr_cost_sender_irq(struct lr_cost_cpus *cc, const struct lr_cpu_times *a, const struct lr_cpu_times *b,
+			const uint64_t *ks0, const uint64_t *ks1, struct lr_tx_cpu *out);
 /* Adds @thread_ns of a worker on @cpu to @c (one entry per CPU). */
 void lr_cost_cpus_add(struct lr_cost_cpus *c, unsigned int cpu, uint64_t thread_ns);
 

@@ -510,7 +510,6 @@ void lr_tx_ready(struct lr_tx *c, uint64_t timeout_ns)
 	lr_cpu_times_read(&c->cpu0);
 }
 
-
 void lr_tx_go(struct lr_tx *c, uint64_t now_ns)
 {
 	c->start_ns = now_ns;
@@ -537,7 +536,6 @@ static void cpu_account(struct lr_tx *c)
 	const struct lr_send_opts *o = c->o;
 	struct lr_cost_cpus cc = { 0 };
 	uint64_t ks1[LR_MAX_CPUS];
-	struct lr_kconfig kc;
 	unsigned int i, k;
 
 	lr_cpu_times_read(&c->cpu1);
@@ -545,24 +543,15 @@ static void cpu_account(struct lr_tx *c)
 	lr_tx_cost_cpus(c, &cc);
 	if (!cc.n)
 		return;
-	lr_ksoftirqd_read(c->ksoftirqd, ks1, LR_MAX_CPUS);
-	lr_cost_cpus_ksoftirqd(&cc, c->ksirq0, ks1);
-	c->cpu.ksoftirqd_seen = true;
-	for (k = 0; k < cc.n; k++) {
-		c->cpu.ksoftirqd_seen &= cc.ksoftirqd_seen[k];
+	for (k = 0; k < cc.n; k++)
 		c->cpu.thread_ns += cc.thread_ns[k];
-	}
 	for (i = 0; i < o->nworkers; i++) {
 		uint64_t runs = prog_runs(c, i);
 
 		c->cpu.prog_stat_runs += runs > c->prog_runs0[i] ? runs - c->prog_runs0[i] : 0;
 	}
-	lr_kconfig_read(&kc);
-	c->cpu.kernel_hz = kc.hz;
-	cc.irqtime = kc.irqtime;
-	cc.sample_tick_ns = kc.hz ? 1000000000ULL / kc.hz : 0;
-	c->cpu.softirq_ns = lr_cost_softirq_ns(&c->cpu0, &c->cpu1, &cc, &c->cpu.softirq_err_ns);
-	c->cpu.irqtime = lr_cost_irqtime(&cc, kc.irqtime);
+	lr_ksoftirqd_read(c->ksoftirqd, ks1, LR_MAX_CPUS);
+	lr_cost_sender_irq(&cc, &c->cpu0, &c->cpu1, c->ksirq0, ks1, &c->cpu);
 	c->have_cpu = c->cpu0.n && c->cpu1.n;
 }
 
