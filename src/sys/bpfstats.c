@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* bpf_stats: calibrated on an empty program, and sampled a short window at a time. */
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -34,15 +33,9 @@ int lr_bpf_prog_stats(int prog_fd, uint64_t *run_ns, uint64_t *runs)
 /* Whether stats are on already, for all programs (the sysctl, or someone's BPF_ENABLE_STATS). */
 static bool stats_on(void)
 {
-	char c = '0';
-	int fd = open("/proc/sys/kernel/bpf_stats_enabled", O_RDONLY | O_CLOEXEC);
+	char v[8];
 
-	if (fd < 0)
-		return false;
-	if (read(fd, &c, 1) != 1)
-		c = '0';
-	close(fd);
-	return c == '1';
+	return lr_read_small("/proc/sys/kernel/bpf_stats_enabled", v, sizeof(v)) > 0 && v[0] == '1';
 }
 
 static uint64_t thread_ns(void)

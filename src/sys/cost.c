@@ -191,29 +191,13 @@ int lr_schedstat_parse(const char *text, uint64_t *out)
 	return 0;
 }
 
-/* Up to @len - 1 bytes of a small /proc file; its length, or -1. */
-static ssize_t read_small(const char *path, char *buf, size_t len)
-{
-	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n < 0)
-		return -1;
-	buf[n] = '\0';
-	return n;
-}
-
 uint64_t lr_task_runtime_ns(pid_t pid)
 {
 	char path[64], buf[128];
 	uint64_t v;
 
 	snprintf(path, sizeof(path), "/proc/%d/schedstat", (int)pid);
-	if (read_small(path, buf, sizeof(buf)) <= 0 || lr_schedstat_parse(buf, &v))
+	if (lr_read_small(path, buf, sizeof(buf)) <= 0 || lr_schedstat_parse(buf, &v))
 		return 0;
 	return v;
 }
@@ -237,7 +221,7 @@ void lr_ksoftirqd_find(pid_t *out, unsigned int max)
 			continue;
 		snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
 		/* kernel threads are named ksoftirqd/N, one per CPU */
-		if (read_small(path, comm, sizeof(comm)) <= 0 || sscanf(comm, "ksoftirqd/%u", &cpu) != 1 || cpu >= max)
+		if (lr_read_small(path, comm, sizeof(comm)) <= 0 || sscanf(comm, "ksoftirqd/%u", &cpu) != 1 || cpu >= max)
 			continue;
 		out[cpu] = (pid_t)pid;
 	}
@@ -308,7 +292,7 @@ void lr_kconfig_read(struct lr_kconfig *out)
 	}
 	if (!cfg)
 		cfg = slurp("/proc/config.gz", 1 << 20);
-	read_small("/proc/cmdline", cmdline, sizeof(cmdline));
+	lr_read_small("/proc/cmdline", cmdline, sizeof(cmdline));
 	lr_kconfig_from(cfg, cmdline, out);
 	free(cfg);
 }

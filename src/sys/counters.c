@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Device counters (sysfs, ethtool) and per-CPU time from /proc/stat, read around a test window. */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -71,21 +72,37 @@ void lr_cpu_times_parse(const char *text, struct lr_cpu_times *t)
 	}
 }
 
+ssize_t lr_read_small(const char *path, char *buf, size_t len)
+{
+	size_t n = 0;
+	ssize_t r;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0 || !len)
+		return -1;
+	while (n < len - 1 && (r = read(fd, buf + n, len - 1 - n)) != 0) {
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			close(fd);
+			return -1;
+		}
+		n += (size_t)r;
+	}
+	close(fd);
+	buf[n] = '\0';
+	return (ssize_t)n;
+}
+
 void lr_cpu_times_read(struct lr_cpu_times *t)
 {
 	/* a line per CPU of at most ~130 bytes: room for LR_MAX_CPUS of them and the rest of the file */
 	char buf[32768];
-	ssize_t n = 0, r;
 	long hz = sysconf(_SC_CLK_TCK);
-	int fd = open("/proc/stat", O_RDONLY | O_CLOEXEC);
 
 	memset(t, 0, sizeof(*t));
-	if (fd < 0)
+	if (lr_read_small("/proc/stat", buf, sizeof(buf)) < 0)
 		return;
-	while (n < (ssize_t)sizeof(buf) - 1 && (r = read(fd, buf + n, sizeof(buf) - 1 - (size_t)n)) > 0)
-		n += r;
-	close(fd);
-	buf[n] = '\0';
 	lr_cpu_times_parse(buf, t);
 	t->at_ns = lr_now_ns();
 	t->tick_ns = 1000000000ULL / (uint64_t)(hz > 0 ? hz : 100);

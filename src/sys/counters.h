@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* A device's counters, the kernel's and the driver's drop counters summed. */
 struct lr_dev_counters {
@@ -41,6 +42,12 @@ struct lr_cpu_times {
 struct lr_cpu_split {
 	double user, sys, softirq, irq, idle, steal;
 };
+
+/*
+ * A small file of /proc or /sys whole, as far as @len - 1 bytes (such a file may come in several
+ * reads), NUL-ended: its length, or -1 with errno set.
+ */
+ssize_t lr_read_small(const char *path, char *buf, size_t len);
 
 /* All zero (n == 0) when /proc/stat cannot be read. */
 void lr_cpu_times_read(struct lr_cpu_times *t);
