@@ -407,9 +407,9 @@ static void metrics_rx(struct endpoint *e, const struct lr_rx_result *r, bool re
 	t->lat_ns[3] = r->lat_p99;
 	t->lat_ns[4] = r->lat_p999;
 	t->lat_ns[5] = r->lat_max;
-	/* the program's calibrated ns per frame, once a bpf_stats window counted some runs */
-	if (r->have_prog && r->prog.stat_runs) {
-		t->cost_receiver_ns = (double)r->prog.run_ns / (double)r->prog.stat_runs - r->prog.stats_reported_ns;
+	/* the program's calibrated ns per frame, once bpf_stats counted enough runs */
+	if (r->have_prog && !isnan(lr_rx_prog_ns_per_run(&r->prog))) {
+		t->cost_receiver_ns = lr_rx_prog_ns_per_run(&r->prog);
 		t->cost_receiver_err_ns = r->prog.stats_error_ns;
 	}
 	e->m_final = e->m_final || result;

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* recv's report: the summary on stderr and the JSON document, from a result and its context. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,13 +68,14 @@ void lr_rx_summary(const struct lr_rx_context *x, const struct lr_rx_result *r)
 			(unsigned long long)r->pcap_dropped, (unsigned long long)r->pcap_capped);
 	}
 	print_latency(r);
-	if (r->have_prog && r->prog.stat_runs)
+	if (r->have_prog && !isnan(lr_rx_prog_ns_per_run(&r->prog)))
 		fprintf(stderr, "  program   %.1f ns per frame (+-%.1f; bpf_stats on %llu of %llu runs, less the %.1f ns they "
-			"add inside each)\n", (double)r->prog.run_ns / (double)r->prog.stat_runs - r->prog.stats_reported_ns,
-			r->prog.stats_error_ns, (unsigned long long)r->prog.stat_runs,
-			(unsigned long long)lr_rx_result_runs(r), r->prog.stats_reported_ns);
+			"add inside each)\n", lr_rx_prog_ns_per_run(&r->prog), r->prog.stats_error_ns,
+			(unsigned long long)r->prog.stat_runs, (unsigned long long)lr_rx_result_runs(r),
+			r->prog.stats_reported_ns);
 	else if (r->have_prog)
-		fprintf(stderr, "  program   not timed: no bpf_stats window fell in the test\n");
+		fprintf(stderr, "  program   not timed: bpf_stats counted %llu runs, fewer than %d\n",
+			(unsigned long long)r->prog.stat_runs, LR_PROG_MIN_RUNS);
 	if (r->ring_drops)
 		fprintf(stderr, "  warning   %llu frames dropped by the receive ring before they were counted (receiver too slow)\n",
 			(unsigned long long)r->ring_drops);

@@ -160,7 +160,7 @@ void lr_cost_compute(const struct lr_cost_in *in, struct lr_cost *out)
 		sender = (double)in->sender_thread_ns - (double)in->sender_softirq_ns - added * (double)in->sender_stat_runs;
 		err_sender = (double)in->sender_softirq_err_ns + added_err * (double)in->sender_stat_runs;
 	}
-	if (in->have_receiver && in->recv_stat_runs >= LR_COST_MIN_RUNS && cal->valid) {
+	if (in->have_receiver && in->recv_stat_runs >= LR_PROG_MIN_RUNS && cal->valid) {
 		/* the mean over the runs stats counted, less the clock reads stats put inside each run's time */
 		out->recv_ns_per_run = (double)in->recv_run_ns / (double)in->recv_stat_runs - cal->reported_ns;
 		recv = out->recv_ns_per_run * (double)in->recv_runs;

@@ -88,9 +88,6 @@ struct lr_cost_in {
 	struct lr_stats_cal cal;
 };
 
-/* Fewer runs counted than this and the receiver's mean is not worth a figure. */
-#define LR_COST_MIN_RUNS 100
-
 /* ns per packet; a part not measured is NaN, and so is the path then. */
 struct lr_cost {
 	bool valid;	/* packets > 0 */

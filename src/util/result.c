@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The tx and rx results ⇄ JSON: one field table per object, so rendering and parsing cannot drift. */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include "util/jfield.h"
@@ -212,15 +213,20 @@ uint64_t lr_rx_result_runs(const struct lr_rx_result *r)
 	return r->packets + r->eot + r->foreign + r->bad_flow;
 }
 
-/* The program's own ns per run, calibrated; null when no run was counted. */
+double lr_rx_prog_ns_per_run(const struct lr_rx_prog *p)
+{
+	if (p->stat_runs < LR_PROG_MIN_RUNS)
+		return NAN;
+	return (double)p->run_ns / (double)p->stat_runs - p->stats_reported_ns;
+}
+
+/* The program's own ns per run, calibrated; null with too few runs counted. */
 static struct json_object *prog_ns_per_run(const struct lr_jfield *f, const void *base)
 {
-	const struct lr_rx_prog *p = base;
+	double v = lr_rx_prog_ns_per_run(base);
 
 	(void)f;
-	if (!p->stat_runs)
-		return NULL;
-	return json_object_new_double((double)p->run_ns / (double)p->stat_runs - p->stats_reported_ns);
+	return isnan(v) ? NULL : json_object_new_double(v);
 }
 
 static int get_derived_null(struct json_object *v, void *base, const char *path, char *err, size_t errlen)

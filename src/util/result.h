@@ -114,6 +114,15 @@ struct lr_rx_result {
 	struct lr_rx_prog prog;
 };
 
+/* Fewer runs counted than this and a program's mean time per run is not worth a figure. */
+#define LR_PROG_MIN_RUNS 100
+
+/*
+ * The program's own ns per frame: the mean over the runs bpf_stats counted, less what stats put
+ * inside each run's time; NaN with fewer than LR_PROG_MIN_RUNS counted.
+ */
+double lr_rx_prog_ns_per_run(const struct lr_rx_prog *p);
+
 /* Frames the receiver's program ran on: test frames, markers, foreign and out-of-range ones. */
 uint64_t lr_rx_result_runs(const struct lr_rx_result *r);
 

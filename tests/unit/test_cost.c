@@ -237,8 +237,8 @@ static void test_split_edges(void **state)
 	assert_float_equal(c.receiver, 10.0, 1e-9);
 	assert_float_equal(c.path, 100.0 - 150.0 - 10.0, 1e-9);
 	assert_float_equal(c.total, 100.0, 1e-9);
-	/* fewer runs counted than LR_COST_MIN_RUNS: not timed */
-	in.recv_stat_runs = LR_COST_MIN_RUNS - 1;
+	/* fewer runs counted than LR_PROG_MIN_RUNS: not timed */
+	in.recv_stat_runs = LR_PROG_MIN_RUNS - 1;
 	lr_cost_compute(&in, &c);
 	assert_true(isnan(c.receiver));
 	in.recv_stat_runs = 100;
