@@ -133,28 +133,41 @@ static int write_full(int fd, const char *buf, size_t len, int64_t deadline)
 	return 0;
 }
 
-int lr_msg_send(int fd, struct json_object *msg, int timeout_ms, char *err, size_t errlen)
+int lr_msg_frame(struct json_object *msg, char **frame, size_t *len, char *err, size_t errlen)
 {
 	const char *text = json_object_to_json_string_ext(msg, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
-	size_t len = strlen(text);
+	size_t n = strlen(text);
 	uint32_t be;
 	char *buf;
-	int ret;
 
-	if (len > LR_MSG_MAX) {
-		snprintf(err, errlen, "a '%s' message of %zu bytes is over the limit of %u", lr_msg_type(msg), len,
+	if (n > LR_MSG_MAX) {
+		snprintf(err, errlen, "a '%s' message of %zu bytes is over the limit of %u", lr_msg_type(msg), n,
 			 LR_MSG_MAX);
 		return -EMSGSIZE;
 	}
-	buf = malloc(HDR_LEN + len);
+	buf = malloc(HDR_LEN + n);
 	if (!buf) {
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	be = htonl((uint32_t)len);
+	be = htonl((uint32_t)n);
 	memcpy(buf, &be, HDR_LEN);
-	memcpy(buf + HDR_LEN, text, len);
-	ret = write_full(fd, buf, HDR_LEN + len, timeout_ms < 0 ? -1 : lr_now_ms() + timeout_ms);
+	memcpy(buf + HDR_LEN, text, n);
+	*frame = buf;
+	*len = HDR_LEN + n;
+	return 0;
+}
+
+int lr_msg_send(int fd, struct json_object *msg, int timeout_ms, char *err, size_t errlen)
+{
+	size_t len;
+	char *buf;
+	int ret;
+
+	ret = lr_msg_frame(msg, &buf, &len, err, errlen);
+	if (ret)
+		return ret;
+	ret = write_full(fd, buf, len, timeout_ms < 0 ? -1 : lr_now_ms() + timeout_ms);
 	free(buf);
 	if (ret == -ETIMEDOUT)
 		snprintf(err, errlen, "cannot send a '%s' message: the peer took none of it for %d ms", lr_msg_type(msg),
@@ -286,4 +299,63 @@ int lr_msg_recv(int fd, size_t max, int timeout_ms, struct json_object **out, ch
 		ret = parse(buf, len, out, err, errlen);
 	free(buf);
 	return ret;
+}
+
+void lr_msg_reader_reset(struct lr_msg_reader *r)
+{
+	free(r->buf);
+	*r = (struct lr_msg_reader){ 0 };
+}
+
+int lr_msg_read(struct lr_msg_reader *r, int fd, size_t max, struct json_object **out, char *err, size_t errlen)
+{
+	*out = NULL;
+	for (;;) {
+		bool body = r->got >= HDR_LEN;
+		size_t want = body ? HDR_LEN + r->len - r->got : HDR_LEN - r->got;
+		char *to = body ? r->buf + (r->got - HDR_LEN) : (char *)r->hdr + r->got;
+		ssize_t n;
+		int ret;
+
+		/* never past this message: what follows it is for whoever reads the stream next */
+		n = read(fd, to, want);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return 0;
+		if (n <= 0) {
+			ret = n ? -errno : -ECONNRESET;
+			ret = read_failed(ret, body ? r->got - HDR_LEN : r->got, body ? r->len : HDR_LEN, body, 0, err,
+					  errlen);
+			lr_msg_reader_reset(r);
+			return ret;
+		}
+		r->got += (size_t)n;
+		if (r->got == HDR_LEN) {
+			uint32_t be;
+
+			memcpy(&be, r->hdr, HDR_LEN);
+			r->len = ntohl(be);
+			ret = 0;
+			if (r->len > max || r->len > INT_MAX) {
+				snprintf(err, errlen, "a message of %zu bytes is over the limit of %zu", r->len, max);
+				ret = -EMSGSIZE;
+			} else if (!r->len) {
+				snprintf(err, errlen, "an empty message");
+				ret = -EBADMSG;
+			} else if (!(r->buf = malloc(r->len))) {
+				snprintf(err, errlen, "out of memory");
+				ret = -ENOMEM;
+			}
+			if (ret) {
+				lr_msg_reader_reset(r);
+				return ret;
+			}
+		}
+		if (r->got > HDR_LEN && r->got == HDR_LEN + r->len) {
+			ret = parse(r->buf, r->len, out, err, errlen);
+			lr_msg_reader_reset(r);
+			return ret ? ret : 1;
+		}
+	}
 }

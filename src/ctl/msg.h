@@ -27,6 +27,11 @@ const char *lr_msg_type(struct json_object *msg);
 int lr_msg_get(struct json_object *msg, const struct lr_jfield *f, void *base, char *err, size_t errlen);
 
 /*
+ * @msg as one frame, its length first, into @frame (the caller's to free) and @len: 0, or -errno
+ * with one line in @err (-EMSGSIZE over LR_MSG_MAX, -ENOMEM).
+ */
+int lr_msg_frame(struct json_object *msg, char **frame, size_t *len, char *err, size_t errlen);
+/*
  * Sends @msg as one frame within @timeout_ms (-1: no limit). 0, or -errno with one line in @err:
  * -ETIMEDOUT, -EMSGSIZE (over LR_MSG_MAX), -EPIPE (the peer is gone), ...
  */
@@ -40,5 +45,25 @@ int lr_msg_send(int fd, struct json_object *msg, int timeout_ms, char *err, size
  * Interrupted by a signal, it carries on until the deadline.
  */
 int lr_msg_recv(int fd, size_t max, int timeout_ms, struct json_object **out, char *err, size_t errlen);
+
+/*
+ * A frame read a piece at a time from a non-blocking stream, as it comes (the agent's parent
+ * reads many handshakes at once). Zeroed to begin; lr_msg_reader_reset() frees a partial one.
+ */
+struct lr_msg_reader {
+	unsigned char hdr[4];
+	size_t got;	/* bytes of this frame so far, its length included */
+	size_t len;	/* its body's length, once the length is in */
+	char *buf;
+};
+
+/*
+ * Reads what @fd has of one frame of at most @max bytes, and never a byte past it: 1 with the
+ * message in @out once it is whole (the reader is ready for the next), 0 while more must come,
+ * or -errno as lr_msg_recv() says (but never -ETIMEDOUT: deadlines are the caller's), the reader
+ * reset. @r->got says whether anything came yet.
+ */
+int lr_msg_read(struct lr_msg_reader *r, int fd, size_t max, struct json_object **out, char *err, size_t errlen);
+void lr_msg_reader_reset(struct lr_msg_reader *r);
 
 #endif
