@@ -164,6 +164,8 @@ int lr_ctl_clock_estimate(struct lr_ctl *c, unsigned int n, struct lr_clock_est 
 /* The endpoint ends its receiver (the capture renamed into place), sender or reflector and says bye. */
 int lr_ctl_quit(struct lr_ctl *c, char *err, size_t errlen);
 
+struct lr_ctl_handshake;
+
 /* ---- endpoint side ------------------------------------------------------------------------------ */
 
 /* How an endpoint serves: run's child leaves everything zero but status_fd (-1). */
@@ -192,6 +194,11 @@ struct lr_ctl_serve_opts {
 	 * read (at least every second), and its result's once the controller has it; NULL: none.
 	 */
 	struct lr_metrics_shm *metrics;
+	/*
+	 * The agent's session: hello and auth already done on @fd by its parent, in this state; the
+	 * session takes the next request. NULL: the session does them itself (with @key and @tx).
+	 */
+	const struct lr_ctl_handshake *handshake;
 };
 
 #define LR_CTL_STATUS_ENDING	"ending"

@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include <sys/mman.h>
 #include "ctl/ctl.h"
+#include "ctl/handshake.h"
 #include "ctl/msg.h"
 #include "ctl/request.h"
 #include "rx/reflect.h"
@@ -30,7 +31,6 @@
 #include "util/clock.h"
 #include "util/log.h"
 #include "util/report.h"
-#include "util/version.h"
 
 #define SEND_MS		5000
 #define POLL_MS		100	/* between requests: how soon a signal or the dead-man's deadline is seen */
@@ -49,8 +49,7 @@ enum role { ROLE_NONE, ROLE_RX, ROLE_TX, ROLE_REFLECT };
 
 struct endpoint {
 	const struct lr_ctl_serve_opts *so;
-	bool hello, authed, auth_tried;
-	char nonce_c[LR_AUTH_HEX + 1], nonce_e[LR_AUTH_HEX + 1];
+	struct lr_ctl_handshake hs;	/* hello and auth, here or done by the agent's parent */
 	enum role role;
 	char what[128];	/* "rx on ul0 in h2": the test, for logs and busy replies */
 	/* receiver */
@@ -179,73 +178,6 @@ static const char *last_line(char *text)
 	if (!strncmp(start, prefix, sizeof(prefix) - 1))
 		start += sizeof(prefix) - 1;
 	return *start ? start : "the sender could not start (no reason given)";
-}
-
-static struct json_object *on_hello(struct endpoint *e, struct json_object *req)
-{
-	struct json_object *m, *v, *roles;
-	struct lr_ctl_hello_req h;
-	struct lr_host *host;
-	char err[256], proof[LR_AUTH_HEX + 1] = "";
-
-	if (e->hello)
-		return lr_msg_error(LR_EXIT_USAGE, "hello was said already");
-	if (lr_ctl_hello_parse(req, &h, err, sizeof(err)))
-		return lr_msg_error(LR_EXIT_USAGE, "%s", err);
-	host = malloc(sizeof(*host));
-	if (!host)
-		return lr_msg_error(LR_EXIT_RUNTIME, "out of memory");
-	if (lr_host_read(host)) {
-		free(host);
-		return lr_msg_error(LR_EXIT_RUNTIME, "cannot read this host's facts (boot id, interfaces)");
-	}
-	e->hello = true;
-	e->authed = !e->so->key;
-	memcpy(e->nonce_c, h.nonce, sizeof(e->nonce_c));
-	lr_auth_nonce(e->nonce_e);
-	if (e->so->key)
-		lr_auth_proof(e->so->key, "agent", e->nonce_c, e->nonce_e, proof);
-	m = lr_msg_new("hello");
-	v = json_object_new_object();
-	json_object_object_add(v, "release", json_object_new_string(lr_release()));
-	json_object_object_add(v, "revision", json_object_new_string(lr_revision()));
-	json_object_object_add(m, "version", v);
-	roles = json_object_new_array();
-	json_object_array_add(roles, json_object_new_string("rx"));
-	if (e->so->tx)
-		json_object_array_add(roles, json_object_new_string("tx"));
-	json_object_array_add(roles, json_object_new_string("reflect"));
-	json_object_object_add(m, "roles", roles);
-	lr_host_put(m, host);
-	free(host);
-	json_object_object_add(m, "auth", json_object_new_string(e->so->key ? LR_AUTH_MODE : "none"));
-	json_object_object_add(m, "nonce", json_object_new_string(e->nonce_e));
-	json_object_object_add(m, "proof", json_object_new_string(proof));
-	return m;
-}
-
-static struct json_object *on_auth(struct endpoint *e, struct json_object *req, bool *quit)
-{
-	char err[256], proof[LR_AUTH_HEX + 1];
-
-	if (!e->so->key)
-		return lr_msg_error(LR_EXIT_USAGE, "this endpoint asks for no token");
-	if (e->authed)
-		return lr_msg_error(LR_EXIT_USAGE, "authenticated already");
-	*quit = true;
-	e->auth_tried = true;
-	if (lr_ctl_auth_parse(req, proof, err, sizeof(err))) {
-		elog(e, "%s: authentication failed: %s", e->so->peer, err);
-		return lr_msg_error(LR_EXIT_USAGE, "authentication failed: %s", err);
-	}
-	if (!lr_auth_check(e->so->key, "controller", e->nonce_e, e->nonce_c, proof)) {
-		elog(e, "%s: authentication failed: wrong proof (another token?); closed", e->so->peer);
-		return lr_msg_error(LR_EXIT_USAGE, "authentication failed: the proof does not match this agent's token");
-	}
-	*quit = false;
-	e->authed = true;
-	elog(e, "%s: authenticated", e->so->peer);
-	return lr_msg_new("ok");
 }
 
 /* The agent's rule for @ifname (here, in the namespace entered): NULL when it may be served. */
@@ -1073,17 +1005,8 @@ static struct json_object *dispatch(struct endpoint *e, struct json_object *req,
 {
 	const char *type = lr_msg_type(req);
 
-	if (!strcmp(type, "hello"))
-		return on_hello(e, req);
-	if (!e->hello || !e->authed) {
-		*quit = true;
-		if (!strcmp(type, "auth") && e->hello)
-			return on_auth(e, req, quit);
-		elog(e, "%s: '%.32s' before %s: closed", e->so->peer, type, e->hello ? "auth" : "hello");
-		return lr_msg_error(LR_EXIT_USAGE, "'%.32s' before %s", type, e->hello ? "auth" : "hello");
-	}
-	if (!strcmp(type, "auth"))
-		return on_auth(e, req, quit);
+	if (!strcmp(type, "hello") || !strcmp(type, "auth") || !lr_ctl_handshake_done(&e->hs))
+		return lr_ctl_handshake_on(&e->hs, req, e->so->log ? e->so->peer : NULL, quit);
 	if (!strcmp(type, "ping"))
 		return lr_msg_new("pong");
 	if (!strcmp(type, "clock"))
@@ -1151,6 +1074,13 @@ int lr_ctl_serve(int fd, const struct lr_ctl_serve_opts *so)
 	if (!e)
 		return LR_EXIT_RUNTIME;
 	e->so = so ? so : &local_child;
+	if (e->so->handshake) {
+		/* the agent's parent said hello, checked the proof and said "connected": not again */
+		e->hs = *e->so->handshake;
+		heard = true;
+	} else {
+		lr_ctl_handshake_init(&e->hs, e->so->key, e->so->tx);
+	}
 	while (!quit) {
 		struct json_object *req, *rep;
 		char err[512];
@@ -1210,8 +1140,7 @@ int lr_ctl_serve(int fd, const struct lr_ctl_serve_opts *so)
 	status(e, LR_CTL_STATUS_ENDING);
 	end_test(e, why);
 	/* a controller that checked our proof and found it wrong leaves without a word: say so */
-	if (e->so->key && e->hello && !e->authed && !e->auth_tried)
-		elog(e, "%s: left without authenticating (its token is not this agent's, or it has none)", e->so->peer);
+	lr_ctl_handshake_left(&e->hs, e->so->log ? e->so->peer : NULL);
 	code = e->code;
 	free(e);
 	return code;

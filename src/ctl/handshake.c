@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: MIT */
+/* hello and auth, the start of a session: the replies, the nonces, the proofs, the log lines. */
+#include <stdlib.h>
+#include <string.h>
+#include "ctl/ctl.h"
+#include "ctl/handshake.h"
+#include "ctl/host.h"
+#include "ctl/msg.h"
+#include "ctl/request.h"
+#include "util/log.h"
+#include "util/version.h"
+
+#define hlog(peer, ...)                       \
+	do {                                  \
+		if (peer)                     \
+			lr_ctl_log(__VA_ARGS__); \
+	} while (0)
+
+void lr_ctl_handshake_init(struct lr_ctl_handshake *h, const struct lr_auth_key *key, bool tx)
+{
+	*h = (struct lr_ctl_handshake){ .key = key, .tx = tx };
+}
+
+bool lr_ctl_handshake_done(const struct lr_ctl_handshake *h)
+{
+	return h->hello && h->authed;
+}
+
+static struct json_object *on_hello(struct lr_ctl_handshake *hs, struct json_object *req)
+{
+	struct json_object *m, *v, *roles;
+	struct lr_ctl_hello_req h;
+	struct lr_host *host;
+	char err[256], proof[LR_AUTH_HEX + 1] = "";
+
+	if (hs->hello)
+		return lr_msg_error(LR_EXIT_USAGE, "hello was said already");
+	if (lr_ctl_hello_parse(req, &h, err, sizeof(err)))
+		return lr_msg_error(LR_EXIT_USAGE, "%s", err);
+	host = malloc(sizeof(*host));
+	if (!host)
+		return lr_msg_error(LR_EXIT_RUNTIME, "out of memory");
+	if (lr_host_read(host)) {
+		free(host);
+		return lr_msg_error(LR_EXIT_RUNTIME, "cannot read this host's facts (boot id, interfaces)");
+	}
+	hs->hello = true;
+	hs->authed = !hs->key;
+	memcpy(hs->nonce_c, h.nonce, sizeof(hs->nonce_c));
+	lr_auth_nonce(hs->nonce_e);
+	if (hs->key)
+		lr_auth_proof(hs->key, "agent", hs->nonce_c, hs->nonce_e, proof);
+	m = lr_msg_new("hello");
+	v = json_object_new_object();
+	json_object_object_add(v, "release", json_object_new_string(lr_release()));
+	json_object_object_add(v, "revision", json_object_new_string(lr_revision()));
+	json_object_object_add(m, "version", v);
+	roles = json_object_new_array();
+	json_object_array_add(roles, json_object_new_string("rx"));
+	if (hs->tx)
+		json_object_array_add(roles, json_object_new_string("tx"));
+	json_object_array_add(roles, json_object_new_string("reflect"));
+	json_object_object_add(m, "roles", roles);
+	lr_host_put(m, host);
+	free(host);
+	json_object_object_add(m, "auth", json_object_new_string(hs->key ? LR_AUTH_MODE : "none"));
+	json_object_object_add(m, "nonce", json_object_new_string(hs->nonce_e));
+	json_object_object_add(m, "proof", json_object_new_string(proof));
+	return m;
+}
+
+static struct json_object *on_auth(struct lr_ctl_handshake *hs, struct json_object *req, const char *peer, bool *quit)
+{
+	char err[256], proof[LR_AUTH_HEX + 1];
+
+	if (!hs->key)
+		return lr_msg_error(LR_EXIT_USAGE, "this endpoint asks for no token");
+	if (hs->authed)
+		return lr_msg_error(LR_EXIT_USAGE, "authenticated already");
+	*quit = true;
+	hs->auth_tried = true;
+	if (lr_ctl_auth_parse(req, proof, err, sizeof(err))) {
+		hlog(peer, "%s: authentication failed: %s", peer, err);
+		return lr_msg_error(LR_EXIT_USAGE, "authentication failed: %s", err);
+	}
+	if (!lr_auth_check(hs->key, "controller", hs->nonce_e, hs->nonce_c, proof)) {
+		hlog(peer, "%s: authentication failed: wrong proof (another token?); closed", peer);
+		return lr_msg_error(LR_EXIT_USAGE, "authentication failed: the proof does not match this agent's token");
+	}
+	*quit = false;
+	hs->authed = true;
+	hlog(peer, "%s: authenticated", peer);
+	return lr_msg_new("ok");
+}
+
+struct json_object *lr_ctl_handshake_on(struct lr_ctl_handshake *h, struct json_object *req, const char *peer,
+					bool *quit)
+{
+	const char *type = lr_msg_type(req);
+
+	if (!strcmp(type, "hello"))
+		return on_hello(h, req);
+	if (!strcmp(type, "auth") && (h->hello || lr_ctl_handshake_done(h)))
+		return on_auth(h, req, peer, quit);
+	*quit = true;
+	hlog(peer, "%s: '%.32s' before %s: closed", peer, type, h->hello ? "auth" : "hello");
+	return lr_msg_error(LR_EXIT_USAGE, "'%.32s' before %s", type, h->hello ? "auth" : "hello");
+}
+
+void lr_ctl_handshake_left(const struct lr_ctl_handshake *h, const char *peer)
+{
+	if (h->key && h->hello && !h->authed && !h->auth_tried)
+		hlog(peer, "%s: left without authenticating (its token is not this agent's, or it has none)", peer);
+}
