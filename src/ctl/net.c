@@ -167,7 +167,7 @@ int lr_ctl_listen(const struct lr_ctl_addr *a, int *fd, char *err, size_t errlen
 	int s, one = 1, ret;
 
 	lr_ctl_addr_name(a, name, sizeof(name));
-	s = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	s = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (s < 0) {
 		ret = -errno;
 		snprintf(err, errlen, "cannot make a socket for %s: %s", name, strerror(-ret));
@@ -177,7 +177,11 @@ int lr_ctl_listen(const struct lr_ctl_addr *a, int *fd, char *err, size_t errlen
 	setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (ss.ss_family == AF_INET6)
 		setsockopt(s, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
-	if (bind(s, (struct sockaddr *)&ss, len) || listen(s, 8)) {
+	/*
+	 * The deepest queue the kernel allows (net.core.somaxconn caps it): a burst of connections,
+	 * idle ones from a flood among them, waits there for the loop's accept, not dropped.
+	 */
+	if (bind(s, (struct sockaddr *)&ss, len) || listen(s, SOMAXCONN)) {
 		ret = -errno;
 		snprintf(err, errlen, "cannot listen on %s: %s%s", name, strerror(-ret),
 			 ret == -EADDRNOTAVAIL ? " (no interface here has that address)" :

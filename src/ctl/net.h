@@ -27,7 +27,10 @@ void lr_ctl_addr_name(const struct lr_ctl_addr *a, char *buf, size_t len);
 void lr_ctl_sockaddr_name(const struct sockaddr *sa, char *buf, size_t len);
 /* Whether @a (numeric) is a loopback address: 127.0.0.0/8, ::1, or 127/8 mapped into IPv6. */
 bool lr_ctl_addr_loopback(const struct lr_ctl_addr *a);
-/* A listening TCP socket on @a (numeric): 0 and the socket in @fd, or -errno with one line. */
+/*
+ * A listening TCP socket on @a (numeric), non-blocking, its queue SOMAXCONN deep: 0 and the socket
+ * in @fd, or -errno with one line.
+ */
 int lr_ctl_listen(const struct lr_ctl_addr *a, int *fd, char *err, size_t errlen);
 /*
  * A TCP connection to @a (a name is resolved), each address tried within @timeout_ms in all:
