@@ -281,7 +281,7 @@ static int busy(struct lr_ctl *c, struct json_object *m, char *err, size_t errle
 static int authenticate(struct lr_ctl *c, const struct hello_reply *h, const char *nonce_c,
 			const struct lr_auth_key *key, char *err, size_t errlen)
 {
-	struct json_object *req;
+	struct json_object *req, *m;
 	char proof[LR_AUTH_HEX + 1];
 	int ret;
 
@@ -304,7 +304,18 @@ static int authenticate(struct lr_ctl *c, const struct hello_reply *h, const cha
 	lr_auth_proof(key, "controller", h->nonce, nonce_c, proof);
 	req = lr_msg_new("auth");
 	json_object_object_add(req, "proof", json_object_new_string(proof));
-	ret = call(c, req, "ok", HELLO_MS, NULL, err, errlen);
+	pthread_mutex_lock(&c->lock);
+	ret = exchange(c, req, HELLO_MS, &m, err, errlen);
+	/* an agent with a token says "busy" only to a controller that proved it holds it */
+	if (!ret && !strcmp(lr_msg_type(m), "busy")) {
+		pthread_mutex_unlock(&c->lock);
+		ret = busy(c, m, err, errlen);
+		json_object_put(m);
+		return ret;
+	}
+	if (!ret)
+		ret = expect(c, m, "auth", "ok", NULL, err, errlen);
+	pthread_mutex_unlock(&c->lock);
 	if (ret > 0)
 		prefix(err, errlen, c->name);
 	return ret;
