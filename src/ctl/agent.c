@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The agent's parent: listens, logs one line per event, forks one session at a time (a session is
- * an endpoint, ctl/endpoint.c), answers "busy" meanwhile, serves --metrics from the same loop, and
- * on SIGTERM ends the session first.
+ * The agent's parent: listens, does the handshake (hello, auth) of many connections at once in one
+ * poll loop, each bounded in bytes and time and all of them capped, forks one session at a time
+ * for an authenticated controller (a session is an endpoint, ctl/endpoint.c), answers "busy"
+ * meanwhile, serves --metrics from the same loop, and on SIGTERM ends the session first.
  */
 #define _GNU_SOURCE	/* accept4() */
 #include <errno.h>
@@ -19,9 +20,12 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <netinet/in.h>
+#include <sodium.h>
 #include "ctl/agent.h"
 #include "ctl/ctl.h"
 #include "ctl/exporter.h"
+#include "ctl/handshake.h"
 #include "ctl/metrics.h"
 #include "ctl/msg.h"
 #include "util/clock.h"
@@ -30,11 +34,46 @@
 #include "util/version.h"
 
 #define DEADMAN_MS	2000	/* a session without a message this long ends its test */
-#define BUSY_HELLO_MS	2000	/* a second controller's hello, read to answer it "busy" */
-#define BUSY_MSG_MAX	65536
+/* Before authentication (docs/protocol.md, "Handshake"): */
+#define FIRST_BYTE_MS	1000	/* a new connection's first byte of hello, after accept */
+#define HANDSHAKE_MS	3000	/* hello to auth passed, after accept (the controller waits 5 s) */
+#define REPLY_MS	1000	/* a "busy" or "error" reply taken by the peer */
+#define PRE_AUTH_MAX	4096	/* a message before auth: hello takes 300 bytes */
+/*
+ * The cap, as sshd's MaxStartups start:rate:full = 10:30:100: past PENDING_START connections, a
+ * new one from an address that holds one already is dropped at random, with a chance from
+ * PENDING_RATE % rising to 100 % at PENDING_FULL; an address's first is always taken, a full table
+ * making room by closing one of the address that holds the most. No address holds more than
+ * PENDING_PER_SOURCE (an IPv6 address: its /64).
+ */
+#define PENDING_START	10
+#define PENDING_RATE	30
+#define PENDING_FULL	100
+#define PENDING_PER_SOURCE	10
+#define ACCEPT_BURST	64	/* accepted per turn of the loop, so its other fds get theirs */
+#define SUMMARY_MS	10000	/* dropped connections: one line at most this often, with the counts */
+#define LOG_BUDGET	40	/* lines about unauthenticated connections per SUMMARY_MS; the rest counted */
 #define TERM_MS		5000	/* a session asked to end gets this long before SIGKILL */
 #define POLL_MS		500
 #define ENDING_MS	3000	/* a session ending its test, waited for by a new controller */
+
+enum after { AFTER_READ, AFTER_CLOSE, AFTER_SESSION };
+
+/* A connection not yet handed to a session: a small state machine on a non-blocking socket. */
+struct pending {
+	int fd;	/* -1: a free slot */
+	unsigned char src[17];	/* its address for the cap: IPv4 (mapped too) or an IPv6 /64; [16] the family */
+	char peer[LR_HOSTPORT_MAX + 8];
+	int64_t since_ms, deadline_ms;
+	bool connected;	/* a message came (not a bare TCP probe) */
+	bool logged;	/* and "connected" was said: its other lines are too */
+	struct lr_msg_reader rd;
+	struct lr_ctl_handshake hs;
+	struct json_object *held;	/* authenticated while a session ends: its reply, sent once it is gone */
+	char *out;	/* a reply on its way, out_off of out_len bytes taken */
+	size_t out_len, out_off;
+	enum after after;	/* once the reply is out */
+};
 
 struct agent {
 	const struct lr_agent_opts *o;
@@ -57,6 +96,14 @@ struct agent {
 	struct lr_exporter *ex;
 	struct lr_metrics_shm *shm;
 	struct lr_metrics_agent m;
+	/* the handshakes under way; claimed: the one whose last reply is on its way to become the session */
+	struct pending pend[PENDING_FULL];
+	unsigned int npend;
+	struct pending *claimed;
+	/* since the last summary line */
+	int64_t sum_at;
+	uint64_t sum_full, sum_timeout, sum_unlogged;
+	unsigned int log_left;
 };
 
 static void on_signal(int sig)
@@ -80,7 +127,7 @@ static void handle(int sig, void (*fn)(int))
 }
 
 /* In the forked child: one controller's session, then the child's exit code. */
-static int session(struct agent *a, int fd, int status_w)
+static int session(struct agent *a, int fd, int status_w, const struct lr_ctl_handshake *hs)
 {
 	const struct lr_ctl_serve_opts so = {
 		.tx = true,
@@ -94,6 +141,7 @@ static int session(struct agent *a, int fd, int status_w)
 		.peer = a->peer,
 		.status_fd = status_w,
 		.metrics = a->shm,
+		.handshake = hs,
 	};
 	int code;
 
@@ -113,40 +161,50 @@ static int session(struct agent *a, int fd, int status_w)
 	return code;
 }
 
-/* A connection while a session runs: its hello answered with "busy", then closed. */
-static void refuse_busy(struct agent *a, int fd, const char *peer)
+/* "busy" for a controller that authenticated while a session runs. */
+static struct json_object *busy_msg(struct agent *a, const char *peer)
 {
-	struct json_object *m;
-	char err[256], since[64];
+	struct json_object *m = lr_msg_new("busy");
+	char since[64];
 	struct tm tm;
-	int ret;
 
 	gmtime_r(&a->since, &tm);
 	strftime(since, sizeof(since), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	ret = lr_msg_recv(fd, BUSY_MSG_MAX, BUSY_HELLO_MS, &m, err, sizeof(err));
-	if (ret == -ECONNRESET) {
-		/* closed without a word: a TCP probe, not a controller turned away */
-		if (a->o->verbose)
-			lr_ctl_log("%s: closed without a message (a TCP probe?)", peer);
-		close(fd);
-		return;
-	}
+	json_object_object_add(m, "test", json_object_new_string(a->test));
+	json_object_object_add(m, "since", json_object_new_string(since));
+	json_object_object_add(m, "since_s", json_object_new_int64((int64_t)(time(NULL) - a->since)));
 	a->m.refused_busy++;
-	if (!ret && !strcmp(lr_msg_type(m), "hello")) {
-		json_object_put(m);
-		m = lr_msg_new("busy");
-		json_object_object_add(m, "test", json_object_new_string(a->test));
-		json_object_object_add(m, "since", json_object_new_string(since));
-		json_object_object_add(m, "since_s", json_object_new_int64((int64_t)(time(NULL) - a->since)));
-		lr_msg_send(fd, m, BUSY_HELLO_MS, err, sizeof(err));
-	}
-	json_object_put(m);
 	lr_ctl_log("%s: refused: busy with %s since %s", peer, a->test, since);
-	close(fd);
+	return m;
 }
 
-static void start_session(struct agent *a, int fd, const char *peer, int *code)
+/* Frees @p's slot; its socket closed unless handed on (@close_fd false). */
+static void pend_free(struct agent *a, struct pending *p, bool close_fd)
 {
+	if (close_fd)
+		close(p->fd);
+	if (a->claimed == p)
+		a->claimed = NULL;
+	lr_msg_reader_reset(&p->rd);
+	json_object_put(p->held);
+	free(p->out);
+	*p = (struct pending){ .fd = -1 };
+	a->npend--;
+}
+
+/* Every pending connection closed but @keep's (a session's child: none of the others is its to hold). */
+static void pend_drop_all(struct agent *a, int keep)
+{
+	unsigned int i;
+
+	for (i = 0; i < PENDING_FULL; i++)
+		if (a->pend[i].fd >= 0)
+			pend_free(a, &a->pend[i], a->pend[i].fd != keep);
+}
+
+static void start_session(struct agent *a, int fd, const char *peer, const struct lr_ctl_handshake *hs, int *code)
+{
+	struct lr_ctl_handshake h = *hs;
 	int sv[2];
 
 	if (pipe2(sv, O_CLOEXEC | O_NONBLOCK)) {
@@ -169,7 +227,10 @@ static void start_session(struct agent *a, int fd, const char *peer, int *code)
 	if (!a->child) {
 		a->status_fd = sv[0];
 		snprintf(a->peer, sizeof(a->peer), "%s", peer);
-		*code = -1 - session(a, fd, sv[1]);
+		pend_drop_all(a, fd);
+		/* blocking again, as a session's stream always was: it keeps deadlines of its own */
+		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+		*code = -1 - session(a, fd, sv[1], &h);
 		return;
 	}
 	close(sv[1]);
@@ -177,7 +238,8 @@ static void start_session(struct agent *a, int fd, const char *peer, int *code)
 	a->status_fd = sv[0];
 	a->busy = true;
 	a->ending = false;
-	a->heard = false;
+	a->heard = true;
+	a->m.sessions++;
 	a->since = time(NULL);
 	snprintf(a->peer, sizeof(a->peer), "%s", peer);
 	lr_msg(a->test, sizeof(a->test), "a session with %s, not yet prepared", peer);
@@ -210,26 +272,8 @@ static void read_status(struct agent *a)
 			a->ending = true;
 		} else if (!strcmp(line, LR_CTL_STATUS_HEARD)) {
 			a->heard = true;
-			a->m.sessions++;
 		} else
 			lr_msg(a->test, sizeof(a->test), "%s", line);
-	}
-}
-
-/*
- * A new controller while a session ends its test, or while one has heard nothing yet (a TCP probe
- * closing, most likely): it waits (a moment) rather than hear "busy".
- */
-static void await_ending(struct agent *a)
-{
-	int64_t end = lr_now_ms() + ENDING_MS;
-
-	read_status(a);
-	while (a->busy && (a->ending || !a->heard) && lr_now_ms() < end) {
-		struct pollfd p = { .fd = a->status_fd, .events = POLLIN };
-
-		poll(&p, 1, 50);
-		read_status(a);
 	}
 }
 
@@ -259,27 +303,370 @@ static void reap(struct agent *a, int wait_ms)
 	}
 }
 
-static void accept_one(struct agent *a, int *code)
-{
-	struct sockaddr_storage ss;
-	socklen_t len = sizeof(ss);
-	char peer[LR_HOSTPORT_MAX + 8];
-	int fd;
+/* ---- the handshakes, many at once, none able to block the loop ---------------------------------- */
 
-	fd = accept4(a->lfd, (struct sockaddr *)&ss, &len, SOCK_CLOEXEC);
-	if (fd < 0) {
-		if (errno != EINTR && errno != EAGAIN && errno != ECONNABORTED)
-			lr_ctl_log("accept: %s", strerror(errno));
+/* The source @ss is counted as for the cap: an IPv4 address (mapped too), or an IPv6 address's /64. */
+static void source_of(const struct sockaddr_storage *ss, unsigned char src[17])
+{
+	const struct sockaddr_in6 *in6 = (const void *)ss;
+	const struct sockaddr_in *in = (const void *)ss;
+
+	memset(src, 0, 17);
+	if (ss->ss_family == AF_INET) {
+		memcpy(src, &in->sin_addr, 4);
+		src[16] = 4;
+	} else if (ss->ss_family == AF_INET6 && IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr)) {
+		memcpy(src, &in6->sin6_addr.s6_addr[12], 4);
+		src[16] = 4;
+	} else if (ss->ss_family == AF_INET6) {
+		memcpy(src, &in6->sin6_addr, 8);
+		src[16] = 6;
+	}
+}
+
+static unsigned int from_source(const struct agent *a, const unsigned char src[17])
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < PENDING_FULL; i++)
+		n += a->pend[i].fd >= 0 && !memcmp(a->pend[i].src, src, 17);
+	return n;
+}
+
+/* A line about an unauthenticated connection, within the budget; else only counted. */
+static bool may_log(struct agent *a)
+{
+	if (a->log_left) {
+		a->log_left--;
+		return true;
+	}
+	a->sum_unlogged++;
+	return false;
+}
+
+/*
+ * The table full: the connection to close for a new address's first, one of the address that
+ * holds the most (silent ones first, then the oldest); NULL when each holds one and all spoke.
+ */
+static struct pending *victim(struct agent *a)
+{
+	struct pending *best = NULL;
+	unsigned int i, best_n = 0;
+
+	for (i = 0; i < PENDING_FULL; i++) {
+		struct pending *p = &a->pend[i];
+		unsigned int n;
+
+		if (p->fd < 0 || lr_ctl_handshake_done(&p->hs))
+			continue;	/* authenticated: its session is only waiting */
+		n = from_source(a, p->src) * 2 + !p->connected;
+		if (n > best_n || (n == best_n && p->since_ms < best->since_ms)) {
+			best = p;
+			best_n = n;
+		}
+	}
+	/* n is 2 for a lone address's connection that spoke: never closed for another's */
+	return best_n > 2 ? best : NULL;
+}
+
+/* A new connection in, or dropped by the cap (counted, not logged). */
+static void admit(struct agent *a, int fd, const struct sockaddr_storage *ss)
+{
+	unsigned char src[17];
+	struct pending *p = NULL;
+	unsigned int i, mine;
+
+	source_of(ss, src);
+	mine = from_source(a, src);
+	if (mine >= PENDING_PER_SOURCE)
+		goto drop;
+	if (a->npend >= PENDING_START && mine) {
+		uint32_t chance = a->npend >= PENDING_FULL ? 100 :
+				  PENDING_RATE + (100 - PENDING_RATE) * (a->npend - PENDING_START) /
+				  (PENDING_FULL - PENDING_START);
+
+		if (randombytes_uniform(100) < chance)
+			goto drop;
+	}
+	if (a->npend >= PENDING_FULL) {
+		struct pending *v = victim(a);
+
+		if (!v)
+			goto drop;
+		pend_free(a, v, true);
+		a->m.refused_full++;
+		a->sum_full++;
+	}
+	for (i = 0; i < PENDING_FULL && !p; i++)
+		if (a->pend[i].fd < 0)
+			p = &a->pend[i];
+	*p = (struct pending){ .fd = fd, .since_ms = lr_now_ms() };
+	memcpy(p->src, src, sizeof(p->src));
+	lr_ctl_sockaddr_name((const struct sockaddr *)ss, p->peer, sizeof(p->peer));
+	p->deadline_ms = p->since_ms + FIRST_BYTE_MS;
+	lr_ctl_handshake_init(&p->hs, a->key, true);
+	a->npend++;
+	return;
+drop:
+	close(fd);
+	a->m.refused_full++;
+	a->sum_full++;
+}
+
+static void accept_some(struct agent *a)
+{
+	unsigned int i;
+
+	for (i = 0; i < ACCEPT_BURST; i++) {
+		struct sockaddr_storage ss;
+		socklen_t len = sizeof(ss);
+		int fd = accept4(a->lfd, (struct sockaddr *)&ss, &len, SOCK_CLOEXEC | SOCK_NONBLOCK);
+
+		if (fd < 0) {
+			if (errno != EINTR && errno != EAGAIN && errno != ECONNABORTED)
+				lr_ctl_log("accept: %s", strerror(errno));
+			return;
+		}
+		admit(a, fd, &ss);
+	}
+}
+
+static void pend_flush(struct agent *a, struct pending *p, int *code);
+
+/* @rep (freed here) on its way to @p, then @after. */
+static void pend_reply(struct agent *a, struct pending *p, struct json_object *rep, enum after after, int *code)
+{
+	char err[256];
+
+	if (lr_msg_frame(rep, &p->out, &p->out_len, err, sizeof(err))) {
+		json_object_put(rep);
+		pend_free(a, p, true);
 		return;
 	}
-	lr_ctl_sockaddr_name((struct sockaddr *)&ss, peer, sizeof(peer));
-	await_ending(a);
-	if (a->busy) {
-		refuse_busy(a, fd, peer);
+	json_object_put(rep);
+	p->out_off = 0;
+	p->after = after;
+	if (after == AFTER_SESSION)
+		a->claimed = p;
+	pend_flush(a, p, code);
+}
+
+/* What the handshake's last reply @rep leads to: a session, "busy", or a wait while one ends. */
+static void pend_done(struct agent *a, struct pending *p, struct json_object *rep, int *code)
+{
+	if (!p->logged) {
+		/* a controller: its lines were held back (a flood's budget), not these */
+		lr_ctl_log("%s: connected", p->peer);
+		if (a->key)
+			lr_ctl_log("%s: authenticated", p->peer);
+		p->logged = true;
+	}
+	if (a->busy && a->ending && !a->claimed) {
+		/* it is told once the session is gone, rather than hear "busy" for a moment's teardown */
+		p->held = rep;
+		p->deadline_ms = lr_now_ms() + ENDING_MS;
 		return;
 	}
-	/* "connected" is the session's to say, once its controller has said something */
-	start_session(a, fd, peer, code);
+	if (a->busy || a->claimed) {
+		json_object_put(rep);
+		p->deadline_ms = lr_now_ms() + REPLY_MS;
+		pend_reply(a, p, busy_msg(a, p->peer), AFTER_CLOSE, code);
+		return;
+	}
+	pend_reply(a, p, rep, AFTER_SESSION, code);
+}
+
+/* Held ones: a session once the ending one is gone; "busy" if another began, or past their wait. */
+static void pend_release(struct agent *a, int *code)
+{
+	int64_t now = lr_now_ms();
+	unsigned int i;
+
+	for (i = 0; i < PENDING_FULL && *code >= 0; i++) {
+		struct pending *p = &a->pend[i];
+		struct json_object *rep = p->held;
+
+		if (p->fd < 0 || !rep)
+			continue;
+		if (!a->busy && !a->claimed) {
+			p->held = NULL;
+			pend_reply(a, p, rep, AFTER_SESSION, code);
+		} else if ((a->busy && !a->ending) || now >= p->deadline_ms) {
+			p->held = NULL;
+			json_object_put(rep);
+			p->deadline_ms = now + REPLY_MS;
+			pend_reply(a, p, busy_msg(a, p->peer), AFTER_CLOSE, code);
+		}
+	}
+}
+
+static void pend_flush(struct agent *a, struct pending *p, int *code)
+{
+	while (p->out_off < p->out_len) {
+		ssize_t n = send(p->fd, p->out + p->out_off, p->out_len - p->out_off, MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return;	/* the rest on POLLOUT */
+		if (n < 0) {
+			if (p->logged && p->after == AFTER_SESSION)
+				lr_ctl_log("%s: the controller left before its session began", p->peer);
+			pend_free(a, p, true);
+			return;
+		}
+		p->out_off += (size_t)n;
+	}
+	free(p->out);
+	p->out = NULL;
+	if (p->after == AFTER_CLOSE) {
+		pend_free(a, p, true);
+	} else if (p->after == AFTER_SESSION) {
+		struct lr_ctl_handshake hs = p->hs;
+		char peer[sizeof(p->peer)];
+		int fd = p->fd;
+
+		snprintf(peer, sizeof(peer), "%s", p->peer);
+		pend_free(a, p, false);
+		start_session(a, fd, peer, &hs, code);
+	}
+}
+
+/* What came on @p: a message answered, or the connection's end. */
+static void pend_read(struct agent *a, struct pending *p, int *code)
+{
+	struct json_object *m, *rep;
+	bool quit = false;
+	char err[512];
+	int ret;
+
+	ret = lr_msg_read(&p->rd, p->fd, PRE_AUTH_MAX, &m, err, sizeof(err));
+	if (!ret) {
+		if (p->rd.got)
+			p->deadline_ms = p->since_ms + HANDSHAKE_MS;
+		return;
+	}
+	if (ret == -ECONNRESET) {
+		/* closed without a word: a TCP probe (kubelet's), not a controller turned away */
+		if (!p->connected && a->o->verbose)
+			lr_ctl_log("%s: closed without a message (a TCP probe?)", p->peer);
+		if (p->logged)
+			lr_ctl_handshake_left(&p->hs, p->peer);
+		pend_free(a, p, true);
+		return;
+	}
+	p->deadline_ms = p->since_ms + HANDSHAKE_MS;
+	if (!p->connected) {
+		p->connected = true;
+		p->logged = may_log(a);
+		if (p->logged)
+			lr_ctl_log("%s: connected", p->peer);
+	}
+	if (ret < 0) {
+		/* out of step, or another version: say why, then close */
+		if (p->logged)
+			lr_ctl_log("%s: %s: closed", p->peer, err);
+		pend_reply(a, p, lr_msg_error(LR_EXIT_USAGE, "%s", err), AFTER_CLOSE, code);
+		return;
+	}
+	rep = lr_ctl_handshake_on(&p->hs, m, p->logged ? p->peer : NULL, &quit);
+	json_object_put(m);
+	if (quit)
+		pend_reply(a, p, rep, AFTER_CLOSE, code);
+	else if (lr_ctl_handshake_done(&p->hs))
+		pend_done(a, p, rep, code);
+	else
+		pend_reply(a, p, rep, AFTER_READ, code);
+}
+
+/* Connections past their deadline closed: silent ones counted only, the others said too. */
+static void pend_expire(struct agent *a)
+{
+	int64_t now = lr_now_ms();
+	unsigned int i;
+
+	for (i = 0; i < PENDING_FULL; i++) {
+		struct pending *p = &a->pend[i];
+
+		if (p->fd < 0 || p->held || now < p->deadline_ms)
+			continue;
+		if (p->logged && !p->out)
+			lr_ctl_log("%s: no %s within %d ms: closed", p->peer, p->hs.hello ? "auth" : "hello",
+				   HANDSHAKE_MS);
+		else if (p->logged)
+			lr_ctl_log("%s: took no reply within %d ms: closed", p->peer, REPLY_MS);
+		a->m.refused_timeout++;
+		a->sum_timeout++;
+		pend_free(a, p, true);
+	}
+}
+
+/* At most one line per SUMMARY_MS for what was dropped unsaid, and the log budget renewed. */
+static void pend_summary(struct agent *a)
+{
+	int64_t now = lr_now_ms();
+	char line[512];
+	size_t n = 0;
+
+	if (now - a->sum_at < SUMMARY_MS)
+		return;
+	if (a->sum_full)
+		n += (size_t)snprintf(line + n, sizeof(line) - n, "; %llu over the cap (%d at once, %d per address)",
+				      (unsigned long long)a->sum_full, PENDING_FULL, PENDING_PER_SOURCE);
+	if (a->sum_timeout && n < sizeof(line))
+		n += (size_t)snprintf(line + n, sizeof(line) - n,
+				      "; %llu past the handshake's deadline (%d ms to the first byte, %d ms to auth)",
+				      (unsigned long long)a->sum_timeout, FIRST_BYTE_MS, HANDSHAKE_MS);
+	if (a->sum_unlogged && n < sizeof(line))
+		n += (size_t)snprintf(line + n, sizeof(line) - n, "; %llu not logged one by one",
+				      (unsigned long long)a->sum_unlogged);
+	if (n)
+		lr_ctl_log("unauthenticated connections closed in the last %d s%s", (int)((now - a->sum_at) / 1000),
+			   line);
+	a->sum_at = now;
+	a->sum_full = a->sum_timeout = a->sum_unlogged = 0;
+	a->log_left = LOG_BUDGET;
+}
+
+/* The pending connections to poll into @p (their slots into @slot), @timeout_ms lowered to the nearest deadline. */
+static int pend_fds(struct agent *a, struct pollfd *p, struct pending **slot, int *timeout_ms)
+{
+	int64_t now = lr_now_ms();
+	unsigned int i;
+	int n = 0;
+
+	for (i = 0; i < PENDING_FULL; i++) {
+		struct pending *q = &a->pend[i];
+		int64_t left;
+
+		if (q->fd < 0)
+			continue;
+		left = q->deadline_ms - now;
+		if (left < *timeout_ms)
+			*timeout_ms = left < 0 ? 0 : (int)left;
+		if (q->held)
+			continue;
+		p[n] = (struct pollfd){ .fd = q->fd, .events = q->out ? POLLOUT : POLLIN };
+		slot[n++] = q;
+	}
+	return n;
+}
+
+static void pend_serve(struct agent *a, const struct pollfd *p, struct pending *const *slot, int n, int *code)
+{
+	int i;
+
+	for (i = 0; i < n && *code >= 0; i++) {
+		struct pending *q = slot[i];
+
+		/* a slot freed by an earlier one's eviction, or already served */
+		if (!p[i].revents || q->fd != p[i].fd)
+			continue;
+		if (q->out)
+			pend_flush(a, q, code);
+		else
+			pend_read(a, q, code);
+	}
 }
 
 /* The end: a running session is told to end its test (SIGTERM) and waited for, then killed. */
@@ -346,6 +733,10 @@ int lr_agent_serve(const struct lr_agent_opts *o, const struct lr_ctl_addr *addr
 	unsigned int i;
 	int code = LR_EXIT_OK, ret;
 
+	for (i = 0; i < PENDING_FULL; i++)
+		a.pend[i].fd = -1;
+	a.sum_at = lr_now_ms();
+	a.log_left = LOG_BUDGET;
 	handle(SIGTERM, on_signal);
 	handle(SIGINT, on_signal);
 	handle(SIGCHLD, on_child);
@@ -370,12 +761,15 @@ int lr_agent_serve(const struct lr_agent_opts *o, const struct lr_ctl_addr *addr
 		   o->nallow && o->allow_physical ? ", physical NICs included" :
 		   o->nallow ? ", never a physical NIC" : "");
 	while (!lr_stop) {
-		struct pollfd p[2 + LR_EXPORTER_FDS] = { { .fd = a.lfd, .events = POLLIN },
-							 { .fd = a.status_fd, .events = POLLIN } };
-		int timeout = POLL_MS, n = 2;
+		struct pollfd p[2 + LR_EXPORTER_FDS + PENDING_FULL] = { { .fd = a.lfd, .events = POLLIN },
+									{ .fd = a.status_fd, .events = POLLIN } };
+		struct pending *slot[PENDING_FULL];
+		int timeout = POLL_MS, n = 2, nx = 0, np;
 
 		if (a.ex)
-			n += lr_exporter_fds(a.ex, p + 2, &timeout);
+			nx = lr_exporter_fds(a.ex, p + 2, &timeout);
+		np = pend_fds(&a, p + 2 + nx, slot, &timeout);
+		n += nx + np;
 		if (poll(p, (nfds_t)n, timeout) < 0 && errno != EINTR)
 			break;
 		reap(&a, 0);
@@ -383,14 +777,21 @@ int lr_agent_serve(const struct lr_agent_opts *o, const struct lr_ctl_addr *addr
 			read_status(&a);
 		if (a.ex) {
 			a.m.busy = a.busy;
-			lr_exporter_serve(a.ex, p + 2, n - 2, &a.m);
+			lr_exporter_serve(a.ex, p + 2, nx, &a.m);
 		}
-		if (!lr_stop && (p[0].revents & POLLIN)) {
-			accept_one(&a, &code);
-			if (code < 0)
-				return code;	/* the session's child, done */
-		}
+		if (lr_stop)
+			break;
+		pend_serve(&a, p + 2 + nx, slot, np, &code);
+		if (code >= 0)
+			pend_release(&a, &code);
+		if (code < 0)
+			return code;	/* the session's child, done */
+		if (p[0].revents & POLLIN)
+			accept_some(&a);
+		pend_expire(&a);
+		pend_summary(&a);
 	}
+	pend_drop_all(&a, -1);
 	shut_down(&a);
 	metrics_close(&a);
 	close(a.lfd);

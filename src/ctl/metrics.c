@@ -203,12 +203,16 @@ static void agent_part(struct page *p, const struct lr_metrics_agent *a, const s
 	u64(p, "linerate_agent_busy", "gauge",
 	    "1 while a session (one controller's connection) runs, whose test may be prepared or not; else 0.",
 	    a->busy);
-	u64(p, "linerate_agent_sessions_total", "counter", "Sessions accepted: controllers' connections served.",
+	u64(p, "linerate_agent_sessions_total", "counter",
+	    "Sessions started: controllers' connections, authenticated, handed to a session.",
 	    a->sessions);
 	family(p, "linerate_agent_sessions_refused_total", "counter",
-	       "Connections refused, by reason: busy (another session ran), error (no process or pipe for it).");
+	       "Connections refused, by reason: busy (another session ran), error (no process or pipe for it), "
+	       "full (over the cap of unauthenticated connections), timeout (no hello or auth in time).");
 	put(p, "linerate_agent_sessions_refused_total{reason=\"busy\"} %" PRIu64 "\n", a->refused_busy);
 	put(p, "linerate_agent_sessions_refused_total{reason=\"error\"} %" PRIu64 "\n", a->refused_error);
+	put(p, "linerate_agent_sessions_refused_total{reason=\"full\"} %" PRIu64 "\n", a->refused_full);
+	put(p, "linerate_agent_sessions_refused_total{reason=\"timeout\"} %" PRIu64 "\n", a->refused_timeout);
 	u64(p, "linerate_agent_tests_total", "counter",
 	    "Tests (a receiver, sender or reflector prepared for a controller) that ended, however they ended.",
 	    t->tests);

@@ -78,8 +78,10 @@ struct lr_metrics_agent {
 	const char *release, *revision;
 	double start_time;	/* Unix time in seconds */
 	bool busy;	/* a session runs */
-	uint64_t sessions;	/* accepted */
+	uint64_t sessions;	/* authenticated connections handed to a session */
 	uint64_t refused_busy, refused_error;
+	/* before authentication: over the cap of such connections, past the handshake's deadlines */
+	uint64_t refused_full, refused_timeout;
 };
 
 /* Writes @t to @m. A write left half-done by a writer that died is completed over, not waited for. */
