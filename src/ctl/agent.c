@@ -611,17 +611,17 @@ static void pend_summary(struct agent *a)
 	if (now - a->sum_at < SUMMARY_MS)
 		return;
 	if (a->sum_full)
-		n += (size_t)snprintf(line + n, sizeof(line) - n, "; %llu over the cap (%d at once, %d per address)",
+		n += (size_t)snprintf(line + n, sizeof(line) - n, "%llu over the cap (%d at once, %d per address)",
 				      (unsigned long long)a->sum_full, PENDING_FULL, PENDING_PER_SOURCE);
 	if (a->sum_timeout && n < sizeof(line))
 		n += (size_t)snprintf(line + n, sizeof(line) - n,
-				      "; %llu past the handshake's deadline (%d ms to the first byte, %d ms to auth)",
-				      (unsigned long long)a->sum_timeout, FIRST_BYTE_MS, HANDSHAKE_MS);
+				      "%s%llu past the handshake's deadline (%d ms to the first byte, %d ms to auth)",
+				      n ? ", " : "", (unsigned long long)a->sum_timeout, FIRST_BYTE_MS, HANDSHAKE_MS);
 	if (a->sum_unlogged && n < sizeof(line))
-		n += (size_t)snprintf(line + n, sizeof(line) - n, "; %llu not logged one by one",
+		n += (size_t)snprintf(line + n, sizeof(line) - n, "%s%llu not logged one by one", n ? "; " : "",
 				      (unsigned long long)a->sum_unlogged);
 	if (n)
-		lr_ctl_log("unauthenticated connections closed in the last %d s%s", (int)((now - a->sum_at) / 1000),
+		lr_ctl_log("unauthenticated connections closed in the last %d s: %s", (int)((now - a->sum_at) / 1000),
 			   line);
 	a->sum_at = now;
 	a->sum_full = a->sum_timeout = a->sum_unlogged = 0;
