@@ -1,0 +1,211 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# linerate agent under a flood of idle TCP connections (issue 24, finding 2): connections that
+# never say a word, held open and opened again as the agent closes them, must not lock a real
+# controller out. The agent's namespace joins three client namespaces by veth; it listens on an
+# address of its loopback that each reaches through its link.
+#
+#   [lr-agent_flood-one-PID]  fl0 198.18.60.2/24 ---- ag0 198.18.60.1/24 \
+#     200 idle connections from one address                                \
+#   [lr-agent_flood-many-PID] fl0 198.18.61.10..49/24 - ag1 198.18.61.1/24 -[lr-agent_flood-ag-PID]
+#     5 idle connections from each of 40 addresses                         /  agent on lo 198.18.63.1:7446
+#   [lr-agent_flood-ctl-PID]  c0 198.18.62.2/24 ------ ag2 198.18.62.1/24 /   --metrics 198.18.63.1:9446
+#     controllers, hello probes, scrapes                                       (its receiver on ag2)
+#
+# Checks, in two rounds: the flood from one address alone, then both floods together:
+#   - each flood is held: the agent closed its idle connections (the flood opened more than it
+#     holds, again and again)
+#   - 5 controllers in a row, each right after a hello probe: the probe's hello answered ("hello")
+#     within 1 s of its connect, and `send --peer --count 2000 --rate 20k` exits 0 with the
+#     agent's receiver counting exactly 2000 and lost 0
+#   - busy, both floods on: a second controller while a test runs exits 1 within 1 s, its one line
+#     naming the test; an unauthenticated hello meanwhile is answered "hello" within 1 s (busy is
+#     said only after auth); the first controller's test exact
+#   - the agent's metrics answer meanwhile, and count the dropped connections (refused, reason
+#     full or timeout, > 0); the sessions total is exactly the controllers'
+#   - the agent's log names no flood address (at most one summary line per 10 s about them) and
+#     the agent is still running at the end
+# Bounded: 400 idle connections at most at a time, each flood at most 90 s, 10 tests of 2000 frames.
+set -euo pipefail
+# shellcheck source=tests/e2e/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+AG_ADDR=198.18.63.1
+PORT=7446
+MPORT=9446
+COUNT=2000
+RUNS=5
+PROBE=$LR_E2E_DIR/flood_probe.py
+
+lr_init
+lr_require_cmds python3
+lr_netns_add AG ag
+lr_netns_add ONE one
+lr_netns_add MANY many
+lr_netns_add CTL ctl
+lr_veth "$ONE" fl0 "$AG" ag0
+lr_veth "$MANY" fl0 "$AG" ag1
+lr_veth "$CTL" c0 "$AG" ag2
+lr_addr "$AG" ag0 198.18.60.1/24
+lr_addr "$AG" ag1 198.18.61.1/24
+lr_addr "$AG" ag2 198.18.62.1/24
+ip -n "$AG" link set lo up
+ip -n "$AG" addr add "$AG_ADDR/32" dev lo
+lr_addr "$ONE" fl0 198.18.60.2/24
+ip -n "$ONE" route add "$AG_ADDR/32" via 198.18.60.1
+MANY_SRC=()
+for i in $(seq 10 49); do
+	ip -n "$MANY" addr add "198.18.61.$i/24" dev fl0
+	MANY_SRC+=("198.18.61.$i")
+done
+ip -n "$MANY" link set fl0 up
+ip -n "$MANY" route add "$AG_ADDR/32" via 198.18.61.1
+lr_addr "$CTL" c0 198.18.62.2/24
+ip -n "$CTL" route add "$AG_ADDR/32" via 198.18.62.1
+
+TOKEN=$LR_TMP/token
+(
+	umask 077
+	echo "the flood test's token $$" >"$TOKEN"
+)
+
+lr_spawn agent ip netns exec "$AG" "$LINERATE" agent --listen "$AG_ADDR:$PORT" --token-file "$TOKEN" \
+	--metrics "$AG_ADDR:$MPORT" --ready-file "$LR_TMP/agent.ready"
+lr_wait_for_file "$LR_TMP/agent.ready" 10 "$LR_LAST_PID" || {
+	lr_show_file "$LR_TMP/agent.err"
+	lr_die "the agent never became ready"
+}
+AGENT_PID=$(cat "$LR_TMP/agent.ready")
+
+# flood NAME NS PER_SOURCE SRC...: idle connections held in the background; FLOOD_PID.
+flood()
+{
+	local name=$1 ns=$2 per=$3
+
+	shift 3
+	lr_spawn "$name" ip netns exec "$ns" python3 "$PROBE" hold "$AG_ADDR" "$PORT" "$per" 90 \
+		"$LR_TMP/$name.stats" "$@"
+	FLOOD_PID=$LR_LAST_PID
+}
+
+# flood_stop NAME PID: ends the flood, then checks the agent closed its connections again and again.
+flood_stop()
+{
+	local name=$1 pid=$2 opened closed
+
+	kill -TERM "$pid" 2>/dev/null || true
+	lr_wait_pid "$pid" 10 || true
+	read -r _ opened _ closed _ < <(cat "$LR_TMP/$name.stats" 2>/dev/null || echo "opened 0 closed_by_agent 0")
+	lr_log "info: $name: $(cat "$LR_TMP/$name.stats" 2>/dev/null)"
+	lr_check "$name: the flood was held (connections opened, again as the agent closed them)" "${opened:-0}" ">" "$3"
+	lr_check "$name: the agent closed idle connections" "${closed:-0}" ">" "$3"
+}
+
+# metric SERIES: its value on the agent's page, scraped from the controllers' namespace ("none").
+metric()
+{
+	timeout -k 2 10 ip netns exec "$CTL" python3 -c '
+import sys, urllib.request
+page = urllib.request.urlopen("http://'"$AG_ADDR:$MPORT"'/metrics", timeout=2).read().decode()
+for line in page.splitlines():
+    if line.startswith(sys.argv[1] + " "):
+        print(line.rsplit(" ", 1)[1]); break
+else:
+    print("none")' "$1" 2>/dev/null || echo none
+}
+
+SESSIONS=0
+
+# controllers ROUND: RUNS times a hello probe, then a controller's exact test.
+controllers()
+{
+	local round=$1 i ms kind rc j
+
+	for ((i = 1; i <= RUNS; i++)); do
+		read -r ms kind < <(timeout -k 2 10 ip netns exec "$CTL" python3 "$PROBE" hello "$AG_ADDR" "$PORT" ||
+			echo "9999 none")
+		lr_check "$round, controller $i: hello answered" "$kind" == hello
+		lr_check "$round, controller $i: hello answered within 1 s (ms)" "$ms" "<" 1000
+		j=$LR_TMP/$round-$i.json
+		rc=0
+		timeout -k 5 60 ip netns exec "$CTL" "$LINERATE" send -i c0 --dst-ip 198.18.62.1 --count "$COUNT" \
+			--rate 20k --peer "$AG_ADDR:$PORT" --token-file "$TOKEN" --json "$j" -q \
+			>"$LR_TMP/$round-$i.out" 2>"$LR_TMP/$round-$i.err" || rc=$?
+		lr_check "$round, controller $i: exit code" "$rc" == 0
+		if ((rc != 0)); then
+			lr_show_file "$LR_TMP/$round-$i.err"
+		else
+			SESSIONS=$((SESSIONS + 1))
+		fi
+		lr_check "$round, controller $i: the agent's receiver counted" \
+			"$(jq -r '.peer.result.rx.packets // "none"' "$j" 2>/dev/null || echo none)" == "$COUNT"
+		lr_check "$round, controller $i: lost" \
+			"$(jq -r '.peer.result.rx.lost // "none"' "$j" 2>/dev/null || echo none)" == 0
+	done
+}
+
+# ---------------------------------------------------------------------------------------------
+# Round 1: 200 idle connections from one address.
+
+flood one "$ONE" 200 198.18.60.2
+ONE_PID=$FLOOD_PID
+sleep 2
+controllers one
+
+# ---------------------------------------------------------------------------------------------
+# Round 2: and 5 from each of 40 more addresses.
+
+flood many "$MANY" 5 "${MANY_SRC[@]}"
+MANY_PID=$FLOOD_PID
+sleep 2
+controllers many
+# A second controller while a test runs, both floods on: told "busy" at once, but only once it
+# authenticated; an unauthenticated hello meanwhile hears "hello", nothing of the test.
+READY_BEFORE=$(grep -c ': test rx on ag2: ready' "$LR_TMP/agent.err" || true)
+lr_spawn long ip netns exec "$CTL" timeout -k 5 60 "$LINERATE" send -i c0 --dst-ip 198.18.62.1 \
+	--count $((COUNT * 20)) --rate 20k --peer "$AG_ADDR:$PORT" --token-file "$TOKEN" --json "$LR_TMP/long.json" -q
+LONG_PID=$LR_LAST_PID
+for _ in $(seq 100); do
+	(($(grep -c ': test rx on ag2: ready' "$LR_TMP/agent.err" || true) > READY_BEFORE)) && break
+	sleep 0.05
+done
+read -r ms kind < <(timeout -k 2 10 ip netns exec "$CTL" python3 "$PROBE" hello "$AG_ADDR" "$PORT" || echo "9999 none")
+lr_check "busy: an unauthenticated hello meanwhile is answered hello, not busy" "$kind" == hello
+lr_check "busy: that hello within 1 s (ms)" "$ms" "<" 1000
+T0=$(lr_now_ns)
+RC=0
+timeout -k 5 60 ip netns exec "$CTL" "$LINERATE" send -i c0 --dst-ip 198.18.62.1 --count 10 --peer "$AG_ADDR:$PORT" \
+	--token-file "$TOKEN" -q >"$LR_TMP/busy.out" 2>"$LR_TMP/busy.err" || RC=$?
+BUSY_MS=$((($(lr_now_ns) - T0) / 1000000))
+lr_check "busy: the second controller's exit code" "$RC" == 1
+lr_check "busy: its one line names the running test" \
+	"$(grep -c "the agent at $AG_ADDR:$PORT is busy with another test: rx on ag2" "$LR_TMP/busy.err" || true)" == 1
+lr_check "busy: told within 1 s (ms)" "$BUSY_MS" "<" 1000
+RC=0
+lr_wait_pid "$LONG_PID" 30 || RC=$?
+lr_check "busy: the first controller's exit code" "$RC" == 0
+lr_check "busy: the first controller's test exact" "$(jq -r '.peer.result.rx.packets // "none"' "$LR_TMP/long.json" \
+	2>/dev/null || echo none)" == $((COUNT * 20))
+((RC == 0)) && SESSIONS=$((SESSIONS + 1))
+lr_check "both floods: the agent's metrics answer (sessions)" "$(metric linerate_agent_sessions_total)" == "$SESSIONS"
+lr_check "both floods: refused busy" "$(metric 'linerate_agent_sessions_refused_total{reason="busy"}')" == 1
+FULL=$(metric 'linerate_agent_sessions_refused_total{reason="full"}')
+TIMEOUT=$(metric 'linerate_agent_sessions_refused_total{reason="timeout"}')
+lr_log "info: refused: full $FULL, timeout $TIMEOUT"
+lr_check "the agent counted connections dropped over its cap" "$FULL" ">" 0
+lr_check "the agent counted connections closed past the handshake's deadline" "$TIMEOUT" ">" 0
+flood_stop many "$MANY_PID" 200
+flood_stop one "$ONE_PID" 200
+
+# ---------------------------------------------------------------------------------------------
+# The agent's log: one line per event, none per flood connection.
+
+LINES=$(wc -l <"$LR_TMP/agent.err")
+SUMMARIES=$(grep -c 'unauthenticated connections closed in the last' "$LR_TMP/agent.err" || true)
+lr_log "info: the agent's log: $LINES lines, $SUMMARIES summary lines"
+lr_check "the agent's log: summary lines (one per 10 s at most)" "$SUMMARIES" "<=" $((SECONDS / 10 + 1))
+lr_check "the agent's log: lines naming a flood address" "$(grep -cE '198\.18\.6[01]\.' "$LR_TMP/agent.err" || true)" == 0
+lr_check "the agent's log: lines in all" "$LINES" "<" 200
+lr_check "the agent is still running" "$(kill -0 "$AGENT_PID" 2>/dev/null && echo yes || echo no)" == yes
+[[ -n ${LR_KEEP_LOG:-} ]] && cp "$LR_TMP/agent.err" "$LR_KEEP_LOG"
+lr_finish
