@@ -2,9 +2,10 @@
 /*
  * Unit tests for the agent protocol over a socketpair (no root, no network): framing (a message
  * split anywhere across reads, a length over the cap, garbage, another version, the stream ending
- * in the middle of a message, silence) and the endpoint's answers to requests it must refuse.
+ * in the middle of a message, silence), the non-blocking reader, and the endpoint's answers to requests it must refuse.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -424,6 +425,64 @@ static void test_prepare_rx(void **state)
 	free(b);
 }
 
+/*
+ * The non-blocking reader, fed a byte at a time: nothing until the frame is whole, then the
+ * message; never a byte of the next frame; the stream's end, in a frame or between two, and an
+ * oversized length said as lr_msg_recv() says them.
+ */
+static void test_reader(void **state)
+{
+	struct lr_msg_reader r = { 0 };
+	struct json_object *got;
+	char buf[128], next[64];
+	size_t len = quit_frame(buf), i;
+	int sv[2];
+
+	(void)state;
+	pair(sv);
+	assert_int_equal(fcntl(sv[1], F_SETFL, O_NONBLOCK), 0);
+	assert_int_equal(lr_msg_read(&r, sv[1], 64, &got, err, sizeof(err)), 0);
+	assert_int_equal(r.got, 0);
+	for (i = 0; i < len - 1; i++) {
+		put_all(sv[0], buf + i, 1);
+		assert_int_equal(lr_msg_read(&r, sv[1], 64, &got, err, sizeof(err)), 0);
+		assert_int_equal(r.got, i + 1);
+		assert_null(got);
+	}
+	/* the last byte, and the whole of a second frame behind it */
+	memcpy(next, buf, len);
+	put_all(sv[0], buf + len - 1, 1);
+	put_all(sv[0], next, len);
+	assert_int_equal(lr_msg_read(&r, sv[1], 64, &got, err, sizeof(err)), 1);
+	assert_string_equal(lr_msg_type(got), "quit");
+	json_object_put(got);
+	assert_int_equal(r.got, 0);
+	/* the second is still in the stream, whole, for a blocking reader */
+	assert_int_equal(lr_msg_recv(sv[1], 64, 1000, &got, err, sizeof(err)), 0);
+	assert_string_equal(lr_msg_type(got), "quit");
+	json_object_put(got);
+	/* cut in its body */
+	put_all(sv[0], buf, 10);
+	shutdown(sv[0], SHUT_WR);
+	assert_int_equal(lr_msg_read(&r, sv[1], 64, &got, err, sizeof(err)), -EPROTO);
+	assert_non_null(strstr(err, "truncated message: the connection closed after 6 of the 21 bytes of its body"));
+	assert_int_equal(r.got, 0);
+	assert_int_equal(lr_msg_read(&r, sv[1], 64, &got, err, sizeof(err)), -ECONNRESET);
+	assert_string_equal(err, "the connection was closed");
+	close(sv[0]);
+	close(sv[1]);
+	/* a length over the reader's cap: refused once the length is in, before any body */
+	pair(sv);
+	assert_int_equal(fcntl(sv[1], F_SETFL, O_NONBLOCK), 0);
+	frame(buf, 65, "", 0);
+	put_all(sv[0], buf, 4);
+	assert_int_equal(lr_msg_read(&r, sv[1], 64, &got, err, sizeof(err)), -EMSGSIZE);
+	assert_string_equal(err, "a message of 65 bytes is over the limit of 64");
+	assert_null(r.buf);
+	close(sv[0]);
+	close(sv[1]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -432,7 +491,7 @@ int main(void)
 		cmocka_unit_test(test_oversized),	 cmocka_unit_test(test_garbage),
 		cmocka_unit_test(test_endpoint_refuses), cmocka_unit_test(test_endpoint_protocol),
 		cmocka_unit_test(test_endpoint_hello_first),
-		cmocka_unit_test(test_prepare_rx),
+		cmocka_unit_test(test_prepare_rx),	 cmocka_unit_test(test_reader),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
