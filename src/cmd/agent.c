@@ -52,7 +52,7 @@ static int metrics_addr(const char *s, const struct lr_ctl_addr *listen, struct 
 	return 0;
 }
 
-/* The addresses, and the rule that only loopback may go without a token. */
+/* The addresses, and the rule that every agent has a token unless --insecure says otherwise. */
 static int agent_check(void *p, char *err, size_t errlen)
 {
 	struct lr_agent_opts *o = p;
@@ -65,9 +65,15 @@ static int agent_check(void *p, char *err, size_t errlen)
 	}
 	if (o->metrics[0] && metrics_addr(o->metrics, &a, &m, err, errlen))
 		return -EINVAL;
-	if (!lr_ctl_addr_loopback(&a) && !o->token_file[0] && !o->insecure) {
-		snprintf(err, errlen, "--listen %s is not a loopback address: give --token-file, which controllers "
-			 "must prove they hold, or --insecure to let anyone who reaches it run tests", a.host);
+	/* loopback too: any local user would otherwise drive a root agent (attach XDP, enter namespaces) */
+	if (!o->token_file[0] && !o->insecure) {
+		snprintf(err, errlen, "no --token-file: give --token-file FILE, which controllers must prove they hold "
+			 "(loopback included: any local user reaches %s), or --insecure to let anyone who reaches it "
+			 "run tests", a.host);
+		return -EINVAL;
+	}
+	if (o->token_file[0] && o->insecure) {
+		snprintf(err, errlen, "--insecure and --token-file: give one (--insecure means no token)");
 		return -EINVAL;
 	}
 	return 0;
@@ -78,7 +84,7 @@ LR_CLI_ENTRY(agent, struct lr_agent_opts, lr_cmd_agent)
 const struct lr_cli lr_agent_cli = {
 	.cmd = "agent",
 	.summary = "run receivers and senders on this host for a controller (send --peer)",
-	.usage = "--listen ADDR[:PORT] [--token-file FILE] [options]",
+	.usage = "--listen ADDR[:PORT] (--token-file FILE | --insecure) [options]",
 	.about = "Listens for controllers (linerate send --peer) and runs their receivers and senders on\n"
 		 "this host, one test at a time, each in a child process; a second controller is told\n"
 		 "which test runs. Logs one line per event to stderr and runs in the foreground (a systemd\n"

@@ -360,10 +360,10 @@ const struct lr_opt lr_opts[LR_O_COUNT_ALL] = {
 	[LR_O_AGENT_TOKEN_FILE] = { CLI("token-file", 0, "FILE"), .kind = &k_path,
 				    .help = "the shared secret a controller must prove it holds (owned by root or "
 					    "this user, mode 0600 or stricter)",
-				    .def_text = "none: loopback only, unless --insecure" },
+				    .def_text = "none: the agent refuses to start without it, unless --insecure" },
 	[LR_O_INSECURE] = { CLI("insecure", 0, NULL), .kind = &k_flag,
-			    .help = "listen beyond loopback without --token-file: anyone who reaches the port "
-				    "can run tests" },
+			    .help = "run without --token-file, on any address, loopback included: anyone who reaches "
+				    "the port (any local user, on loopback) can run tests as this agent's user" },
 	[LR_O_AGENT_NETNS] = { CLI("netns", 'n', "NS"), .kind = &k_netns,
 			       .help = "serve from network namespace NS: listen there, and test there unless a "
 				       "request names another", .def_text = "the current one" },
