@@ -2,12 +2,15 @@
 /* `linerate agent`: its options, the token rule, then the listening loop of ctl/agent.c. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "cmd/cli.h"
 #include "cmd/cmd.h"
 #include "cmd/opts.h"
 #include "ctl/agent.h"
 #include "ctl/auth.h"
+#include "ctl/ctl.h"
 #include "ctl/net.h"
 #include "sys/netdev.h"
 #include "util/log.h"
@@ -26,6 +29,8 @@ static const struct lr_bind agent_binds[] = {
 	BIND(LR_O_AGENT_PHYSICAL, allow_physical),
 	BIND(LR_O_AGENT_READY_FILE, ready_file),
 	BIND(LR_O_METRICS, metrics),
+	BIND(LR_O_CAPTURE_DIR, capture_dir),
+	{ LR_O_ALLOW_NETNS, LR_ELEMS(struct lr_agent_opts, allow_netns), AT(nallow_netns) },
 	BIND(LR_O_VERBOSE, verbose),
 };
 
@@ -79,6 +84,50 @@ static int agent_check(void *p, char *err, size_t errlen)
 	return 0;
 }
 
+/* What a controller may ask beyond interfaces: captures, namespaces (docs/protocol.md). */
+static void log_grants(const struct lr_agent_opts *o)
+{
+	char list[1024] = "";
+	size_t off = 0;
+	unsigned int i;
+
+	for (i = 0; i < o->nallow_netns && off < sizeof(list); i++)
+		off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%s", i ? ", " : "", o->allow_netns[i]);
+	lr_ctl_log("requests may capture %s%s; enter %s%s", o->capture_dir[0] ? "into " : "nothing (no --capture-dir)",
+		   o->capture_dir, o->nallow_netns ? "the namespaces matching " : "no other namespace (no --allow-netns)",
+		   list);
+}
+
+/* Everything after the options' own checks: what the host must allow, then the listening loop. */
+static int agent_main(struct lr_agent_opts *o, struct lr_auth_key *key, struct lr_ctl_addr *a, struct lr_ctl_addr *m,
+		      char *err, size_t errlen)
+{
+	int ret;
+
+	lr_log_set_level(o->verbose);
+	lr_log_hook_libs();
+	if (lr_auth_init())
+		return lr_fail(LR_EXIT_RUNTIME, "agent", "libsodium cannot start (no source of randomness?)");
+	if (lr_ctl_addr_parse(o->listen, true, a, err, errlen))
+		return lr_fail(LR_EXIT_USAGE, "agent", "--listen: %s", err);
+	if (o->metrics[0] && metrics_addr(o->metrics, a, m, err, errlen))
+		return lr_fail(LR_EXIT_USAGE, "agent", "%s", err);
+	if (o->ready_file[0] && lr_out_check("--ready-file", o->ready_file, false, err, errlen))
+		return lr_fail(LR_EXIT_USAGE, "agent", "%s", err);
+	if (o->token_file[0] && lr_auth_load(o->token_file, key, err, errlen))
+		return lr_fail(LR_EXIT_USAGE, "agent", "--token-file: %s", err);
+	/* checked once, then only used through its handle: a path swapped later changes nothing */
+	if (o->capture_dir[0] && lr_out_dir_open("--capture-dir", o->capture_dir, &o->capture_fd, err, errlen))
+		return lr_fail(LR_EXIT_USAGE, "agent", "%s", err);
+	/* before any thread or child: the namespace is the whole process's */
+	if (o->netns[0] && lr_netns_enter(o->netns, err, errlen))
+		return lr_fail(LR_EXIT_USAGE, "agent", "%s", err);
+	log_grants(o);
+	ret = lr_agent_serve(o, a, o->metrics[0] ? m : NULL, o->token_file[0] ? key : NULL);
+	/* a session's child returns here too, with its own exit code */
+	return ret < 0 ? -1 - ret : ret;
+}
+
 LR_CLI_ENTRY(agent, struct lr_agent_opts, lr_cmd_agent)
 
 const struct lr_cli lr_agent_cli = {
@@ -98,29 +147,23 @@ const struct lr_cli lr_agent_cli = {
 	.run = agent_run,
 };
 
-int lr_cmd_agent(const struct lr_agent_opts *o)
+int lr_cmd_agent(const struct lr_agent_opts *given)
 {
+	struct lr_agent_opts *o;
 	struct lr_auth_key key;
 	struct lr_ctl_addr a, m;
 	char err[512];
 	int ret;
 
-	lr_log_set_level(o->verbose);
-	lr_log_hook_libs();
-	if (lr_auth_init())
-		return lr_fail(LR_EXIT_RUNTIME, "agent", "libsodium cannot start (no source of randomness?)");
-	if (lr_ctl_addr_parse(o->listen, true, &a, err, sizeof(err)))
-		return lr_fail(LR_EXIT_USAGE, "agent", "--listen: %s", err);
-	if (o->metrics[0] && metrics_addr(o->metrics, &a, &m, err, sizeof(err)))
-		return lr_fail(LR_EXIT_USAGE, "agent", "%s", err);
-	if (o->ready_file[0] && lr_out_check("--ready-file", o->ready_file, false, err, sizeof(err)))
-		return lr_fail(LR_EXIT_USAGE, "agent", "%s", err);
-	if (o->token_file[0] && lr_auth_load(o->token_file, &key, err, sizeof(err)))
-		return lr_fail(LR_EXIT_USAGE, "agent", "--token-file: %s", err);
-	/* before any thread or child: the namespace is the whole process's */
-	if (o->netns[0] && lr_netns_enter(o->netns, err, sizeof(err)))
-		return lr_fail(LR_EXIT_USAGE, "agent", "%s", err);
-	ret = lr_agent_serve(o, &a, o->metrics[0] ? &m : NULL, o->token_file[0] ? &key : NULL);
-	/* a session's child returns here too, with its own exit code */
-	return ret < 0 ? -1 - ret : ret;
+	/* a copy, to hold the capture directory's handle (opened once here) beside the options */
+	o = malloc(sizeof(*o));
+	if (!o)
+		return lr_fail(LR_EXIT_RUNTIME, "agent", "out of memory");
+	*o = *given;
+	o->capture_fd = -1;
+	ret = agent_main(o, &key, &a, &m, err, sizeof(err));
+	if (o->capture_fd >= 0)
+		close(o->capture_fd);
+	free(o);
+	return ret;
 }

@@ -19,7 +19,8 @@
 #     non-loopback address and on loopback alike; a token file of mode 0644
 #   - exact counts h1 -> h2 (the agent's receiver), h2 -> h1 with --reverse (the agent's sender, a
 #     receiver here), h2 -> h1 through the other agent, and container c1 -> c2 over the overlay
-#     with the far end in c2's namespace (--peer-netns): both summaries printed, the JSON
+#     with the far end in c2's namespace (--peer-netns, which agent A2's --allow-netns names;
+#     test_agent_paths.sh refuses the others): both summaries printed, the JSON
 #     document with "peer" {agent, host, result} as docs/json.md says, one clock (same boot id)
 #   - the agent's policy: an interface outside its --allow refused (exit 2, one line naming it)
 #   - a wrong token, no token: refused (exit 2, one line), logged by the agent, nothing done
@@ -235,7 +236,8 @@ refused "agent with a token file of mode 0644" "$RC" 2 "$LR_TMP/mode.err" "has m
 
 agent a1 "$H1" "$A1_ADDR" --allow 'ul*'
 A1_PID=$AGENT_PID
-agent a2 "$H2" "$A2_ADDR"
+# c2's namespace, which the overlay case names (--peer-netns), and no other
+agent a2 "$H2" "$A2_ADDR" --allow-netns "$PFX-overlay-c2"
 A2_PID=$AGENT_PID
 
 # ---------------------------------------------------------------------------------------------
