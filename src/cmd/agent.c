@@ -10,7 +10,6 @@
 #include "cmd/opts.h"
 #include "ctl/agent.h"
 #include "ctl/auth.h"
-#include "ctl/ctl.h"
 #include "ctl/net.h"
 #include "sys/netdev.h"
 #include "util/log.h"
@@ -84,20 +83,6 @@ static int agent_check(void *p, char *err, size_t errlen)
 	return 0;
 }
 
-/* What a controller may ask beyond interfaces: captures, namespaces (docs/protocol.md). */
-static void log_grants(const struct lr_agent_opts *o)
-{
-	char list[1024] = "";
-	size_t off = 0;
-	unsigned int i;
-
-	for (i = 0; i < o->nallow_netns && off < sizeof(list); i++)
-		off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%s", i ? ", " : "", o->allow_netns[i]);
-	lr_ctl_log("requests may capture %s%s; enter %s%s", o->capture_dir[0] ? "into " : "nothing (no --capture-dir)",
-		   o->capture_dir, o->nallow_netns ? "the namespaces matching " : "no other namespace (no --allow-netns)",
-		   list);
-}
-
 /* Everything after the options' own checks: what the host must allow, then the listening loop. */
 static int agent_main(struct lr_agent_opts *o, struct lr_auth_key *key, struct lr_ctl_addr *a, struct lr_ctl_addr *m,
 		      char *err, size_t errlen)
@@ -122,7 +107,6 @@ static int agent_main(struct lr_agent_opts *o, struct lr_auth_key *key, struct l
 	/* before any thread or child: the namespace is the whole process's */
 	if (o->netns[0] && lr_netns_enter(o->netns, err, errlen))
 		return lr_fail(LR_EXIT_USAGE, "agent", "%s", err);
-	log_grants(o);
 	ret = lr_agent_serve(o, a, o->metrics[0] ? m : NULL, o->token_file[0] ? key : NULL);
 	/* a session's child returns here too, with its own exit code */
 	return ret < 0 ? -1 - ret : ret;
