@@ -2,7 +2,9 @@
 /* `linerate agent`: its options, the token rule, then the listening loop of ctl/agent.c. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "cmd/cli.h"
 #include "cmd/cmd.h"
 #include "cmd/opts.h"
@@ -26,6 +28,8 @@ static const struct lr_bind agent_binds[] = {
 	BIND(LR_O_AGENT_PHYSICAL, allow_physical),
 	BIND(LR_O_AGENT_READY_FILE, ready_file),
 	BIND(LR_O_METRICS, metrics),
+	BIND(LR_O_CAPTURE_DIR, capture_dir),
+	{ LR_O_ALLOW_NETNS, LR_ELEMS(struct lr_agent_opts, allow_netns), AT(nallow_netns) },
 	BIND(LR_O_VERBOSE, verbose),
 };
 
@@ -52,7 +56,7 @@ static int metrics_addr(const char *s, const struct lr_ctl_addr *listen, struct 
 	return 0;
 }
 
-/* The addresses, and the rule that only loopback may go without a token. */
+/* The addresses, and the rule that every agent has a token unless --insecure says otherwise. */
 static int agent_check(void *p, char *err, size_t errlen)
 {
 	struct lr_agent_opts *o = p;
@@ -65,12 +69,47 @@ static int agent_check(void *p, char *err, size_t errlen)
 	}
 	if (o->metrics[0] && metrics_addr(o->metrics, &a, &m, err, errlen))
 		return -EINVAL;
-	if (!lr_ctl_addr_loopback(&a) && !o->token_file[0] && !o->insecure) {
-		snprintf(err, errlen, "--listen %s is not a loopback address: give --token-file, which controllers "
-			 "must prove they hold, or --insecure to let anyone who reaches it run tests", a.host);
+	/* loopback too: any local user would otherwise drive a root agent (attach XDP, enter namespaces) */
+	if (!o->token_file[0] && !o->insecure) {
+		snprintf(err, errlen, "no --token-file: give --token-file FILE, which controllers must prove they hold "
+			 "(loopback included: any local user reaches %s), or --insecure to let anyone who reaches it "
+			 "run tests", a.host);
+		return -EINVAL;
+	}
+	if (o->token_file[0] && o->insecure) {
+		snprintf(err, errlen, "--insecure and --token-file: give one (--insecure means no token)");
 		return -EINVAL;
 	}
 	return 0;
+}
+
+/* Everything after the options' own checks: what the host must allow, then the listening loop. */
+static int agent_main(struct lr_agent_opts *o, struct lr_auth_key *key, struct lr_ctl_addr *a, struct lr_ctl_addr *m,
+		      char *err, size_t errlen)
+{
+	int ret;
+
+	lr_log_set_level(o->verbose);
+	lr_log_hook_libs();
+	if (lr_auth_init())
+		return lr_fail(LR_EXIT_RUNTIME, "agent", "libsodium cannot start (no source of randomness?)");
+	if (lr_ctl_addr_parse(o->listen, true, a, err, errlen))
+		return lr_fail(LR_EXIT_USAGE, "agent", "--listen: %s", err);
+	if (o->metrics[0] && metrics_addr(o->metrics, a, m, err, errlen))
+		return lr_fail(LR_EXIT_USAGE, "agent", "%s", err);
+	if (o->ready_file[0] && lr_out_check("--ready-file", o->ready_file, false, err, errlen))
+		return lr_fail(LR_EXIT_USAGE, "agent", "%s", err);
+	if (o->token_file[0] && lr_auth_load(o->token_file, key, err, errlen))
+		return lr_fail(LR_EXIT_USAGE, "agent", "--token-file: %s", err);
+	/* checked once, then only used through its handle: a path swapped later changes nothing */
+	if (o->capture_dir[0] && lr_out_dir_open("--capture-dir", o->capture_dir, &o->capture_fd, err, errlen))
+		return lr_fail(LR_EXIT_USAGE, "agent", "%s", err);
+	/* before any thread or child: the namespace is the whole process's */
+	if (o->netns[0] && lr_netns_enter(o->netns, err, errlen))
+		return lr_fail(LR_EXIT_USAGE, "agent", "%s", err);
+	ret = lr_agent_serve(o, a, o->metrics[0] ? m : NULL, o->token_file[0] ? key : NULL);
+	/* a session's child returns here too, with its own exit code */
+	return ret < 0 ? -1 - ret : ret;
 }
 
 LR_CLI_ENTRY(agent, struct lr_agent_opts, lr_cmd_agent)
@@ -78,7 +117,7 @@ LR_CLI_ENTRY(agent, struct lr_agent_opts, lr_cmd_agent)
 const struct lr_cli lr_agent_cli = {
 	.cmd = "agent",
 	.summary = "run receivers and senders on this host for a controller (send --peer)",
-	.usage = "--listen ADDR[:PORT] [--token-file FILE] [options]",
+	.usage = "--listen ADDR[:PORT] (--token-file FILE | --insecure) [options]",
 	.about = "Listens for controllers (linerate send --peer) and runs their receivers and senders on\n"
 		 "this host, one test at a time, each in a child process; a second controller is told\n"
 		 "which test runs. Logs one line per event to stderr and runs in the foreground (a systemd\n"
@@ -92,29 +131,23 @@ const struct lr_cli lr_agent_cli = {
 	.run = agent_run,
 };
 
-int lr_cmd_agent(const struct lr_agent_opts *o)
+int lr_cmd_agent(const struct lr_agent_opts *given)
 {
+	struct lr_agent_opts *o;
 	struct lr_auth_key key;
 	struct lr_ctl_addr a, m;
 	char err[512];
 	int ret;
 
-	lr_log_set_level(o->verbose);
-	lr_log_hook_libs();
-	if (lr_auth_init())
-		return lr_fail(LR_EXIT_RUNTIME, "agent", "libsodium cannot start (no source of randomness?)");
-	if (lr_ctl_addr_parse(o->listen, true, &a, err, sizeof(err)))
-		return lr_fail(LR_EXIT_USAGE, "agent", "--listen: %s", err);
-	if (o->metrics[0] && metrics_addr(o->metrics, &a, &m, err, sizeof(err)))
-		return lr_fail(LR_EXIT_USAGE, "agent", "%s", err);
-	if (o->ready_file[0] && lr_out_check("--ready-file", o->ready_file, false, err, sizeof(err)))
-		return lr_fail(LR_EXIT_USAGE, "agent", "%s", err);
-	if (o->token_file[0] && lr_auth_load(o->token_file, &key, err, sizeof(err)))
-		return lr_fail(LR_EXIT_USAGE, "agent", "--token-file: %s", err);
-	/* before any thread or child: the namespace is the whole process's */
-	if (o->netns[0] && lr_netns_enter(o->netns, err, sizeof(err)))
-		return lr_fail(LR_EXIT_USAGE, "agent", "%s", err);
-	ret = lr_agent_serve(o, &a, o->metrics[0] ? &m : NULL, o->token_file[0] ? &key : NULL);
-	/* a session's child returns here too, with its own exit code */
-	return ret < 0 ? -1 - ret : ret;
+	/* a copy, to hold the capture directory's handle (opened once here) beside the options */
+	o = malloc(sizeof(*o));
+	if (!o)
+		return lr_fail(LR_EXIT_RUNTIME, "agent", "out of memory");
+	*o = *given;
+	o->capture_fd = -1;
+	ret = agent_main(o, &key, &a, &m, err, sizeof(err));
+	if (o->capture_fd >= 0)
+		close(o->capture_fd);
+	free(o);
+	return ret;
 }

@@ -22,6 +22,8 @@ enum lr_clock_rule { LR_CLOCK_AUTO = 0, LR_CLOCK_ESTIMATE };
 #define LR_HOSTPORT_MAX 288	/* "[" an IPv6 address or a DNS name (253) "]:65535" */
 #define LR_AGENT_MAX_ALLOW 16
 #define LR_GLOB_MAX 64
+#define LR_AGENT_MAX_ALLOW_NETNS 16
+#define LR_NETNS_GLOB_MAX 256	/* a namespace pattern: a name, pid:N, container:NAME or a path */
 
 struct lr_send_opts {
 	char ifname[IF_NAMESIZE];
@@ -95,6 +97,12 @@ struct lr_recv_opts {
 	bool pcap_foreign;	/* also every foreign frame */
 	unsigned int snaplen;	/* bytes kept of each sample (default LR_PCAP_DEFAULT_SNAPLEN) */
 	uint64_t pcap_max_bytes;
+	/*
+	 * Not an option: pcap is a bare file name in the directory @pcap_dirfd (an agent's --capture-dir),
+	 * created there and never over an existing file; false: pcap is a path (recv, run's receiver).
+	 */
+	bool pcap_in_dir;
+	int pcap_dirfd;
 	bool prog_stats;	/* sample bpf_stats: the program's ns per frame (rx.prog) */
 	/*
 	 * The receiver's stamping clock minus the sender's, ns, subtracted from every latency
@@ -131,7 +139,11 @@ struct lr_agent_opts {
 	bool allow_physical;
 	char ready_file[LR_PATH_MAX];
 	char metrics[LR_HOSTPORT_MAX];	/* "" for none */
+	char capture_dir[LR_PATH_MAX];	/* "" for none: no request may ask for a capture */
+	char allow_netns[LR_AGENT_MAX_ALLOW_NETNS][LR_NETNS_GLOB_MAX];
+	unsigned int nallow_netns;	/* 0: a request names no namespace, it tests in the agent's own */
 	int verbose;
+	int capture_fd;	/* not an option: capture_dir opened by lr_cmd_agent(), -1 for none */
 };
 
 /* `linerate matrix` */

@@ -108,6 +108,10 @@ static const struct lr_kind k_metrics = {
 static const struct lr_kind k_glob = {
 	.type = LR_T_STRING, .what = "an interface pattern", .hint = "veth*, vx0, eth[1-3] (fnmatch)",
 };
+static const struct lr_kind k_netns_glob = {
+	.type = LR_T_STRING, .what = "a namespace pattern",
+	.hint = "blue, lab-*, pid:*, container:web*, /run/netns/* (fnmatch; '*' stops at '/')",
+};
 
 /* a packet rate a matrix cell must reach */
 static const struct lr_kind k_pps = {
@@ -360,10 +364,10 @@ const struct lr_opt lr_opts[LR_O_COUNT_ALL] = {
 	[LR_O_AGENT_TOKEN_FILE] = { CLI("token-file", 0, "FILE"), .kind = &k_path,
 				    .help = "the shared secret a controller must prove it holds (owned by root or "
 					    "this user, mode 0600 or stricter)",
-				    .def_text = "none: loopback only, unless --insecure" },
+				    .def_text = "none: the agent refuses to start without it, unless --insecure" },
 	[LR_O_INSECURE] = { CLI("insecure", 0, NULL), .kind = &k_flag,
-			    .help = "listen beyond loopback without --token-file: anyone who reaches the port "
-				    "can run tests" },
+			    .help = "run without --token-file, on any address, loopback included: anyone who reaches "
+				    "the port (any local user, on loopback) can run tests as this agent's user" },
 	[LR_O_AGENT_NETNS] = { CLI("netns", 'n', "NS"), .kind = &k_netns,
 			       .help = "serve from network namespace NS: listen there, and test there unless a "
 				       "request names another", .def_text = "the current one" },
@@ -378,6 +382,17 @@ const struct lr_opt lr_opts[LR_O_COUNT_ALL] = {
 			   .help = "serve Prometheus metrics at http://ADDR:PORT/metrics: the agent's state and the "
 				   "current or last test's counts; no auth (they hold no secret): bind where your "
 				   "scrapers reach", .def_text = "none" },
+	[LR_O_CAPTURE_DIR] = { CLI("capture-dir", 0, "DIR"), .kind = &k_path,
+			       .help = "write the captures controllers ask for (a run file's [rx] pcap with [rx] "
+				       "agent) into DIR, by a bare file name, never over an existing file; DIR must be this "
+				       "user's and writable by no one else",
+			       .def_text = "none: a request with a capture is refused" },
+	[LR_O_ALLOW_NETNS] = { CLI("allow-netns", 0, "GLOB"), .kind = &k_netns_glob, .list = LR_AGENT_MAX_ALLOW_NETNS,
+			       .repeat = true,
+			       .help = "let requests name a network namespace whose spelling (a name from 'ip netns', "
+				       "pid:PID, container:NAME or an absolute path) matches GLOB (repeatable, or "
+				       "comma-separated)",
+			       .def_text = "none: requests test in the agent's own namespace only" },
 
 	/* matrix: a node-pair matrix over agents */
 	[LR_O_MATRIX_AGENTS] = { CLI("agents", 'a', "HOST[:PORT],..."), .kind = &k_peer, .list = LR_MATRIX_MAX_ENTRIES,

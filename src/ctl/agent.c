@@ -137,6 +137,9 @@ static int session(struct agent *a, int fd, int status_w, const struct lr_ctl_ha
 		.allow = a->o->allow,
 		.nallow = a->o->nallow,
 		.allow_physical = a->o->allow_physical,
+		.capture_fd = a->o->capture_fd,
+		.allow_netns = a->o->allow_netns,
+		.nallow_netns = a->o->nallow_netns,
 		.log = true,
 		.peer = a->peer,
 		.status_fd = status_w,
@@ -724,6 +727,20 @@ static void metrics_close(struct agent *a)
 	a->shm = NULL;
 }
 
+/* What a controller may ask beyond interfaces: captures, namespaces (docs/protocol.md). */
+static void log_grants(const struct lr_agent_opts *o)
+{
+	char list[1024] = "";
+	size_t off = 0;
+	unsigned int i;
+
+	for (i = 0; i < o->nallow_netns && off < sizeof(list); i++)
+		off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%s", i ? ", " : "", o->allow_netns[i]);
+	lr_ctl_log("requests may capture %s%s; enter %s%s", o->capture_dir[0] ? "into " : "nothing (no --capture-dir)",
+		   o->capture_dir, o->nallow_netns ? "the namespaces matching " : "no other namespace (no --allow-netns)",
+		   list);
+}
+
 int lr_agent_serve(const struct lr_agent_opts *o, const struct lr_ctl_addr *addr, const struct lr_ctl_addr *metrics,
 		   const struct lr_auth_key *key)
 {
@@ -760,6 +777,7 @@ int lr_agent_serve(const struct lr_agent_opts *o, const struct lr_ctl_addr *addr
 		   o->nallow ? allow : "every interface but physical NICs",
 		   o->nallow && o->allow_physical ? ", physical NICs included" :
 		   o->nallow ? ", never a physical NIC" : "");
+	log_grants(o);
 	while (!lr_stop) {
 		struct pollfd p[2 + LR_EXPORTER_FDS + PENDING_FULL] = { { .fd = a.lfd, .events = POLLIN },
 									{ .fd = a.status_fd, .events = POLLIN } };

@@ -182,6 +182,14 @@ struct lr_ctl_serve_opts {
 	const char (*allow)[LR_GLOB_MAX];
 	unsigned int nallow;
 	bool allow_physical;
+	/*
+	 * With the policy: the agent's --capture-dir, opened (a prepare_rx.pcap is a bare name there),
+	 * or -1: a request with a capture is refused. Without it (run's child), pcap is a path.
+	 */
+	int capture_fd;
+	/* With the policy: the namespaces a request may name (--allow-netns, fnmatch); none: only the agent's own */
+	const char (*allow_netns)[LR_NETNS_GLOB_MAX];
+	unsigned int nallow_netns;
 	bool log;	/* a line per event on stderr, "linerate agent: ..." */
 	const char *peer;	/* the controller's address, for those lines and the test's description */
 	/*

@@ -16,7 +16,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include "ctl/ctl.h"
 #include "ctl/handshake.h"
 #include "ctl/msg.h"
@@ -30,6 +32,7 @@
 #include "tx/tx.h"
 #include "util/clock.h"
 #include "util/log.h"
+#include "util/outfile.h"
 #include "util/report.h"
 
 #define SEND_MS		5000
@@ -208,6 +211,77 @@ static struct json_object *check_policy(const struct endpoint *e, const char *if
 	return NULL;
 }
 
+static bool ends_with(const char *s, const char *tail)
+{
+	size_t n = strlen(s), t = strlen(tail);
+
+	return n >= t && !strcmp(s + n - t, tail);
+}
+
+/* An absolute path with no empty, '.' or '..' component: what a pattern matched is where it leads. */
+static bool plain_path(const char *p)
+{
+	return !strstr(p, "//") && !strstr(p, "/./") && !strstr(p, "/../") &&
+	       !ends_with(p, "/.") && !ends_with(p, "/..") && !ends_with(p, "/");
+}
+
+/*
+ * The agent's rule for a request's namespace, before anything opens it: its spelling must match
+ * one of --allow-netns, with FNM_PATHNAME (a star stops at a slash, so a directory's pattern
+ * holds no path that leaves it, and no '..' passes plain_path()). NULL when it may be entered.
+ */
+static struct json_object *check_netns(const struct endpoint *e, const char *netns)
+{
+	const struct lr_ctl_serve_opts *so = e->so;
+	char list[512] = "";
+	bool match = false;
+	size_t off = 0;
+	unsigned int i;
+
+	if (!so->policy || !netns[0])
+		return NULL;
+	if (!so->nallow_netns)
+		return lr_msg_error(LR_EXIT_USAGE, "network namespace '%.256s' is not served here: this agent tests only "
+				    "in its own namespace (its --allow-netns GLOB lets requests name others)", netns);
+	if (netns[0] == '/' && !plain_path(netns))
+		return lr_msg_error(LR_EXIT_USAGE, "network namespace '%.256s': not a plain absolute path (an empty, '.' "
+				    "or '..' component), which --allow-netns patterns cannot vouch for", netns);
+	for (i = 0; i < so->nallow_netns; i++) {
+		match = match || !fnmatch(so->allow_netns[i], netns, FNM_PATHNAME);
+		if (off < sizeof(list))
+			off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%s", i ? ", " : "", so->allow_netns[i]);
+	}
+	if (!match)
+		return lr_msg_error(LR_EXIT_USAGE, "network namespace '%.256s' is not served here: it matches none of the "
+				    "agent's --allow-netns patterns (%s)", netns, list);
+	return NULL;
+}
+
+/*
+ * A receiver's capture through an agent: a bare name in its --capture-dir, else refused (no
+ * controller names a path on this host). NULL, or the error to answer with.
+ */
+static struct json_object *check_capture(const struct endpoint *e, struct lr_recv_opts *o)
+{
+	struct stat st;
+
+	if (!e->so->policy || !o->pcap[0])
+		return NULL;
+	if (e->so->capture_fd < 0)
+		return lr_msg_error(LR_EXIT_USAGE, "prepare_rx.pcap: this agent writes no captures: start it with "
+				    "--capture-dir DIR to take them there, by a bare file name");
+	if (!lr_out_name_ok(o->pcap))
+		return lr_msg_error(LR_EXIT_USAGE, "prepare_rx.pcap: '%.64s' is not a bare file name: the capture goes "
+				    "into the agent's --capture-dir, named by 1..%d letters, digits, '.', '_', '-' or "
+				    "'+', not starting with '.'", o->pcap, LR_OUT_NAME_MAX);
+	if (!fstatat(e->so->capture_fd, o->pcap, &st, AT_SYMLINK_NOFOLLOW))
+		return lr_msg_error(LR_EXIT_USAGE, "prepare_rx.pcap: '%s' exists already in the agent's --capture-dir: "
+				    "a capture never replaces a file; choose another name", o->pcap);
+	o->pcap_in_dir = true;
+	o->pcap_dirfd = e->so->capture_fd;
+	return NULL;
+}
+
 /*
  * A sender's interface by its route (prepare_tx.route): the one the routing table sends its
  * destination out of, in the namespace entered, and, unless the request names one, the source
@@ -240,6 +314,9 @@ static struct json_object *prepare_common(struct endpoint *e, const char *role, 
 	struct json_object *m;
 	char err[512];
 
+	m = check_netns(e, netns);
+	if (m)
+		return m;
 	/* one process, one namespace: the endpoint is still single-threaded here (no worker yet) */
 	if (netns[0] && lr_netns_enter(netns, err, sizeof(err)))
 		return lr_msg_error(LR_EXIT_USAGE, "%s", err);
@@ -505,6 +582,9 @@ static struct json_object *on_prepare_rx(struct endpoint *e, struct json_object 
 		return refused(e, lr_msg_error(LR_EXIT_USAGE, "%s", err), LR_EXIT_USAGE);
 	e->ro.quiet = true;
 	e->ro.verbose = lr_log_level();
+	m = check_capture(e, &e->ro);
+	if (m)
+		return refused(e, m, LR_EXIT_USAGE);
 	m = prepare_common(e, "rx", e->ro.netns, e->ro.ifname, address, false);
 	if (m)
 		return refused(e, m, LR_EXIT_USAGE);

@@ -72,7 +72,15 @@ static int check(struct lr_run *r, char *err, size_t errlen)
 	if ((o->json[0] && lr_out_check("--json", o->json, true, err, errlen)) ||
 	    (o->csv[0] && lr_out_check("--csv", o->csv, true, err, errlen)) ||
 	    (cfg->tx_pcap[0] && lr_out_check("[tx] pcap", cfg->tx_pcap, false, err, errlen)) ||
-	    (cfg->rx_pcap[0] && lr_out_check("[rx] pcap", cfg->rx_pcap, false, err, errlen))) {
+	    (cfg->rx_pcap[0] && !cfg->rx_agent[0] && lr_out_check("[rx] pcap", cfg->rx_pcap, false, err, errlen))) {
+		lr_err_line("linerate run: ", err);
+		return LR_EXIT_USAGE;
+	}
+	/* a remote receiver's capture is the agent's to write, in its --capture-dir: a name, no path here */
+	if (cfg->rx_pcap[0] && cfg->rx_agent[0] && !lr_out_name_ok(cfg->rx_pcap)) {
+		lr_msg(err, errlen, "[rx] pcap: '%.64s' is not a bare file name: with [rx] agent the agent writes the "
+		       "capture into its --capture-dir, named by 1..%d letters, digits, '.', '_', '-' or '+', not "
+		       "starting with '.'", cfg->rx_pcap, LR_OUT_NAME_MAX);
 		lr_err_line("linerate run: ", err);
 		return LR_EXIT_USAGE;
 	}

@@ -338,7 +338,11 @@ int lr_rx_begin(const struct lr_recv_opts *o, struct lr_rx *rx, char *line, size
 	if (o->pcap[0]) {
 		char perr[384];
 
-		ret = lr_pcap_open(o->pcap, o->pcap_max_bytes, o->snaplen, &rx->pcap, perr, sizeof(perr));
+		if (o->pcap_in_dir)
+			ret = lr_pcap_openat(o->pcap_dirfd, o->pcap, o->pcap_max_bytes, o->snaplen, &rx->pcap, perr,
+					     sizeof(perr));
+		else
+			ret = lr_pcap_open(o->pcap, o->pcap_max_bytes, o->snaplen, &rx->pcap, perr, sizeof(perr));
 		if (ret) {
 			rx->pcap = NULL;
 			snprintf(err, errlen, "--pcap: %s", perr);

@@ -128,8 +128,28 @@ int lr_netns_enter(const char *spec, char *err, size_t errlen)
 	if (ret)
 		return ret;
 
-	/* O_NONBLOCK: a path naming a FIFO or device is refused below, not waited on */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	/*
+	 * O_PATH: nothing is opened for reading until the file is known to be a namespace, so a path
+	 * naming a device (a watchdog, a tape) or a FIFO is refused below without an open() of it.
+	 */
+	fd = open(path, O_PATH | O_CLOEXEC);
+	if (fd >= 0 && !fstatfs(fd, &sfs) && sfs.f_type == NSFS_MAGIC) {
+		char self[64];
+		int nfd;
+
+		/* setns() takes no O_PATH handle: the same file again, through the handle, never the path */
+		snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+		nfd = open(self, O_RDONLY | O_CLOEXEC);
+		if (nfd < 0) {
+			ret = -errno;
+			close(fd);
+			fd = -1;
+			errno = -ret;
+		} else {
+			close(fd);
+			fd = nfd;
+		}
+	}
 	if (fd < 0) {
 		ret = -errno;
 		if (ret == -ENOENT || ret == -ESRCH)

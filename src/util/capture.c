@@ -220,11 +220,63 @@ fail:
 
 /* ---- public: writer ---- */
 
-int lr_pcap_open(const char *path, uint64_t max_bytes, unsigned int snaplen, struct lr_pcap_writer **out, char *err,
-		 size_t errlen)
+/* The writer, its file opened at @dirfd's @name (@dirfd >= 0) or at the path @name, header written. */
+static int writer_open(int dirfd, const char *name, uint64_t max_bytes, unsigned int snaplen,
+		       struct lr_pcap_writer **out, char *err, size_t errlen)
 {
 	struct lr_pcap_writer *w;
 	int fd, ret;
+
+	w = calloc(1, sizeof(*w));
+	if (!w) {
+		lr_msg(err, errlen, "cannot write '%s': %s", name, strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	w->snaplen = snaplen && snaplen < PCAP_MAX_SNAPLEN ? snaplen : PCAP_MAX_SNAPLEN;
+	w->max_bytes = max_bytes;
+	w->bytes = PCAP_FILE_HDR;
+
+	/* captures may hold foreign traffic: readable by the owner only, unless the umask says less */
+	if (dirfd >= 0)
+		ret = lr_out_openat(dirfd, name, LR_OUT_MODE_PCAP, &w->out, err, errlen);
+	else
+		ret = lr_out_open(name, LR_OUT_MODE_PCAP, &w->out, err, errlen);
+	if (ret) {
+		free(w);
+		return ret;
+	}
+	fd = w->out.fd;
+	if (!(w->f = fdopen(fd, "wb"))) {
+		ret = -errno;
+		lr_msg(err, errlen, "cannot write '%s': %s", name, strerror(-ret));
+		goto fail;
+	}
+	w->out.fd = -1;	/* the FILE owns it now */
+	w->pcap = pcap_open_dead_with_tstamp_precision(DLT_EN10MB, (int)w->snaplen, PCAP_TSTAMP_PRECISION_NANO);
+	if (!w->pcap) {
+		ret = -ENOMEM;
+		lr_msg(err, errlen, "cannot write '%s': %s", name, strerror(-ret));
+		goto fail;
+	}
+	/* writes the file header at once */
+	w->dump = pcap_dump_fopen(w->pcap, w->f);
+	if (!w->dump) {
+		ret = -EIO;
+		lr_msg(err, errlen, "cannot write '%s': %s", name, pcap_geterr(w->pcap));
+		goto fail;
+	}
+	*out = w;
+	return 0;
+fail:
+	lr_out_abort(&w->out);
+	writer_free(w);
+	return ret;
+}
+
+int lr_pcap_open(const char *path, uint64_t max_bytes, unsigned int snaplen, struct lr_pcap_writer **out, char *err,
+		 size_t errlen)
+{
+	int ret;
 
 	*out = NULL;
 	/* the whole path is checked before anything is created (a directory, a device, no such directory) */
@@ -235,47 +287,14 @@ int lr_pcap_open(const char *path, uint64_t max_bytes, unsigned int snaplen, str
 			memmove(err, err + 8, strlen(err + 8) + 1);
 		return ret;
 	}
-	w = calloc(1, sizeof(*w));
-	if (!w) {
-		lr_msg(err, errlen, "cannot write '%s': %s", path, strerror(ENOMEM));
-		return -ENOMEM;
-	}
-	w->snaplen = snaplen && snaplen < PCAP_MAX_SNAPLEN ? snaplen : PCAP_MAX_SNAPLEN;
-	w->max_bytes = max_bytes;
-	w->bytes = PCAP_FILE_HDR;
+	return writer_open(-1, path, max_bytes, snaplen, out, err, errlen);
+}
 
-	/* captures may hold foreign traffic: readable by the owner only, unless the umask says less */
-	ret = lr_out_open(path, LR_OUT_MODE_PCAP, &w->out, err, errlen);
-	if (ret) {
-		free(w);
-		return ret;
-	}
-	fd = w->out.fd;
-	if (!(w->f = fdopen(fd, "wb"))) {
-		ret = -errno;
-		lr_msg(err, errlen, "cannot write '%s': %s", path, strerror(-ret));
-		goto fail;
-	}
-	w->out.fd = -1;	/* the FILE owns it now */
-	w->pcap = pcap_open_dead_with_tstamp_precision(DLT_EN10MB, (int)w->snaplen, PCAP_TSTAMP_PRECISION_NANO);
-	if (!w->pcap) {
-		ret = -ENOMEM;
-		lr_msg(err, errlen, "cannot write '%s': %s", path, strerror(-ret));
-		goto fail;
-	}
-	/* writes the file header at once */
-	w->dump = pcap_dump_fopen(w->pcap, w->f);
-	if (!w->dump) {
-		ret = -EIO;
-		lr_msg(err, errlen, "cannot write '%s': %s", path, pcap_geterr(w->pcap));
-		goto fail;
-	}
-	*out = w;
-	return 0;
-fail:
-	lr_out_abort(&w->out);
-	writer_free(w);
-	return ret;
+int lr_pcap_openat(int dirfd, const char *name, uint64_t max_bytes, unsigned int snaplen,
+		   struct lr_pcap_writer **out, char *err, size_t errlen)
+{
+	*out = NULL;
+	return writer_open(dirfd, name, max_bytes, snaplen, out, err, errlen);
 }
 
 int lr_pcap_write(struct lr_pcap_writer *w, uint64_t ts_ns, const void *data, unsigned int caplen, unsigned int len)

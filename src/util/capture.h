@@ -20,6 +20,12 @@ struct lr_pcap_writer;
 
 int lr_pcap_open(const char *path, uint64_t max_bytes, unsigned int snaplen, struct lr_pcap_writer **out, char *err,
 		 size_t errlen);
+/*
+ * The same, into the bare name @name in the directory @dirfd (an agent's --capture-dir): refused
+ * when @name is not a bare name or a file of that name is there; never replaces one (lr_out_openat).
+ */
+int lr_pcap_openat(int dirfd, const char *name, uint64_t max_bytes, unsigned int snaplen,
+		   struct lr_pcap_writer **out, char *err, size_t errlen);
 /* One record, @ts_ns on CLOCK_REALTIME. 0 written, 1 skipped (cap reached), -errno. Not thread-safe. */
 int lr_pcap_write(struct lr_pcap_writer *w, uint64_t ts_ns, const void *data, unsigned int caplen, unsigned int len);
 /* Flush, fsync, close, rename into place. 0 or -errno with a message. Frees @w either way. */

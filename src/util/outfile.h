@@ -25,19 +25,46 @@ int lr_out_check(const char *opt, const char *path, bool dash_ok, char *err, siz
 
 struct lr_out {
 	int fd;	/* -1 when closed */
+	/*
+	 * -1: path is a path, and commit renames over it. Else a directory's handle (lr_out_openat):
+	 * path and tmp are names in it, and commit never replaces a file that is there.
+	 */
+	int dirfd;
 	char path[4096];
 	char tmp[4096 + 8];
 };
+
+/* A capture directory's name: at most this many bytes (the temporary name adds a dot and 7). */
+#define LR_OUT_NAME_MAX	128
 
 /*
  * Creates a new file with a unique name beside @path (O_EXCL: it never opens what someone
  * else planted there), mode @mode & ~umask. 0 or -errno with one line in @err.
  */
 int lr_out_open(const char *path, mode_t mode, struct lr_out *o, char *err, size_t errlen);
+/*
+ * Opens the directory @path once, for lr_out_openat(): O_DIRECTORY | O_NOFOLLOW, and it must be
+ * owned by this process's user and writable by no one else (group and others). 0 with the
+ * handle in @fd (close-on-exec), or -errno with one line in @err naming @opt and @path.
+ */
+int lr_out_dir_open(const char *opt, const char *path, int *fd, char *err, size_t errlen);
+/*
+ * Is @name a bare file name lr_out_openat() takes: 1..LR_OUT_NAME_MAX bytes of letters, digits,
+ * '.', '_', '-' and '+', not starting with '.' (no path, no hidden or temporary name)?
+ */
+bool lr_out_name_ok(const char *name);
+/*
+ * Like lr_out_open() but for the name @name in the directory @dirfd: refused when @name is not a
+ * bare name or something is there already; the temporary file is created O_EXCL | O_NOFOLLOW in
+ * the directory, and lr_out_commit() publishes it with renameat2(RENAME_NOREPLACE), so an existing
+ * file (or a symlink) planted meanwhile is never replaced nor followed.
+ */
+int lr_out_openat(int dirfd, const char *name, mode_t mode, struct lr_out *o, char *err, size_t errlen);
 /* Writes all of @buf; -errno. */
 int lr_out_write(struct lr_out *o, const void *buf, size_t len);
 /*
- * fsync, close and rename over @path (which replaces a symlink there, never its target).
+ * fsync, close and rename over @path (which replaces a symlink there, never its target); after
+ * lr_out_openat(), into its name only if nothing is there (-EEXIST otherwise).
  * The temporary file is removed on failure. 0 or -errno with one line in @err.
  */
 int lr_out_commit(struct lr_out *o, char *err, size_t errlen);

@@ -15,11 +15,12 @@
 # namespace the agent on h2 enters). Every test has a bound in packets and time.
 #
 # Checks:
-#   - refused at start (exit 2, one line): --listen on a non-loopback address without --token-file
-#     or --insecure; a token file of mode 0644
+#   - refused at start (exit 2, one line): --listen without --token-file or --insecure, on a
+#     non-loopback address and on loopback alike; a token file of mode 0644
 #   - exact counts h1 -> h2 (the agent's receiver), h2 -> h1 with --reverse (the agent's sender, a
 #     receiver here), h2 -> h1 through the other agent, and container c1 -> c2 over the overlay
-#     with the far end in c2's namespace (--peer-netns): both summaries printed, the JSON
+#     with the far end in c2's namespace (--peer-netns, which agent A2's --allow-netns names;
+#     test_agent_paths.sh refuses the others): both summaries printed, the JSON
 #     document with "peer" {agent, host, result} as docs/json.md says, one clock (same boot id)
 #   - the agent's policy: an interface outside its --allow refused (exit 2, one line naming it)
 #   - a wrong token, no token: refused (exit 2, one line), logged by the agent, nothing done
@@ -222,7 +223,10 @@ background()
 
 RC=0
 ip netns exec "$H2" "$LINERATE" agent --listen "$A2_ADDR:7450" >"$LR_TMP/insecure.out" 2>"$LR_TMP/insecure.err" || RC=$?
-refused "agent on a non-loopback address without --token-file" "$RC" 2 "$LR_TMP/insecure.err" "give --token-file"
+refused "agent without --token-file or --insecure" "$RC" 2 "$LR_TMP/insecure.err" "give --token-file"
+RC=0
+ip netns exec "$H2" "$LINERATE" agent --listen 127.0.0.1:7450 >"$LR_TMP/insecure-lo.out" 2>"$LR_TMP/insecure-lo.err" || RC=$?
+refused "agent on loopback without --token-file or --insecure" "$RC" 2 "$LR_TMP/insecure-lo.err" "or --insecure"
 cp "$TOKEN" "$LR_TMP/open-token"
 chmod 0644 "$LR_TMP/open-token"
 RC=0
@@ -232,7 +236,8 @@ refused "agent with a token file of mode 0644" "$RC" 2 "$LR_TMP/mode.err" "has m
 
 agent a1 "$H1" "$A1_ADDR" --allow 'ul*'
 A1_PID=$AGENT_PID
-agent a2 "$H2" "$A2_ADDR"
+# c2's namespace, which the overlay case names (--peer-netns), and no other
+agent a2 "$H2" "$A2_ADDR" --allow-netns "$PFX-overlay-c2"
 A2_PID=$AGENT_PID
 
 # ---------------------------------------------------------------------------------------------

@@ -513,7 +513,11 @@ lr_check_cmd "records' directory group-writable: the line says why" \
 lr_check "records' directory group-writable: vc1's GRO untouched" "$(gro "$HNS" vc1)" == off
 
 lr_log "== an agent's sender: send --peer --reverse, and run with [tx] agent"
-lr_spawn agent ip netns exec "$C1" "$LINERATE" agent --listen 127.0.0.1:7546 --ready-file "$LR_TMP/agent.ready"
+# every agent has a token, loopback included
+TOKEN=$LR_TMP/token
+(umask 077 && echo "the token of test_prepare_peer $$" >"$TOKEN")
+lr_spawn agent ip netns exec "$C1" "$LINERATE" agent --listen 127.0.0.1:7546 --token-file "$TOKEN" \
+	--ready-file "$LR_TMP/agent.ready"
 AGENT=$LR_LAST_PID
 lr_wait_for_file "$LR_TMP/agent.ready" 15 "$AGENT" || lr_die "the agent never became ready"
 lr_spawn mon2 ip netns exec "$HNS" stdbuf -oL ethtool --monitor
@@ -521,7 +525,7 @@ MON=$LR_LAST_PID
 wait_line "$LR_TMP/mon2.out" "listening" 10 "$MON" || lr_die "ethtool --monitor never listened"
 RC=0
 timeout -k 5 60 ip netns exec "$C1" "$LINERATE" send --netns "$C2" -i eth0 --dst-ip 198.18.2.2 --peer 127.0.0.1:7546 \
-	--reverse --engine live --prepare-peer --count 100 --size 9000 -q >"$LR_TMP/rsize.out" 2>"$LR_TMP/rsize.err" || RC=$?
+	--token-file "$TOKEN" --reverse --engine live --prepare-peer --count 100 --size 9000 -q >"$LR_TMP/rsize.out" 2>"$LR_TMP/rsize.err" || RC=$?
 sleep 0.5
 kill "$MON"
 lr_wait_pid "$MON" 5 || true
@@ -533,7 +537,7 @@ lr_check "the agent's sender, --size too large: vc1's features never changed" \
 	"$(grep -c '^Features for vc1:' "$LR_TMP/mon2.out" || true)" == 0
 RC=0
 timeout -k 5 60 ip netns exec "$C1" "$LINERATE" send --netns "$C2" -i eth0 --dst-ip 198.18.2.2 --peer 127.0.0.1:7546 \
-	--reverse --engine live --prepare-peer --count "$COUNT" --rate 50k -q --json "$LR_TMP/rev.json" \
+	--token-file "$TOKEN" --reverse --engine live --prepare-peer --count "$COUNT" --rate 50k -q --json "$LR_TMP/rev.json" \
 	>"$LR_TMP/rev.out" 2>"$LR_TMP/rev.err" || RC=$?
 lr_show_file "$LR_TMP/rev.err"
 lr_check "--reverse: exit code" "$RC" == 0
@@ -544,7 +548,7 @@ lr_check "--reverse: the agent's document says it switched GRO on and put it bac
 	== "[\"live\",\"switched_on\",\"$HNS\",true]"
 lr_check_cmd "--reverse: the agent's summary says so" grep -q "^  prepare   GRO put back off at vc1" "$LR_TMP/rev.err"
 lr_check "--reverse: vc1's GRO off after" "$(gro "$HNS" vc1)" == off
-sed -e '/^netns = .*c1$/d' -e '/^\[tx\]$/a agent = 127.0.0.1:7546' "$LR_TMP/pp.ini" >"$LR_TMP/agent.ini"
+sed -e '/^netns = .*c1$/d' -e '/^\[tx\]$/a agent = 127.0.0.1:7546\ntoken_file = '"$TOKEN" "$LR_TMP/pp.ini" >"$LR_TMP/agent.ini"
 RC=0
 timeout -k 5 120 ip netns exec "$C1" "$LINERATE" run "$LR_TMP/agent.ini" --json "$LR_TMP/arun.json" \
 	>"$LR_TMP/arun.out" 2>"$LR_TMP/arun.err" || RC=$?

@@ -723,15 +723,29 @@ static void test_cli(void **state)
 	assert_non_null(strstr(err, "--clock estimate: --rtt times the round trip on this side's one clock"));
 	assert_int_equal(cli(&lr_send_cli, s, "-i v0 --dst-ip 198.18.0.2 --peer b --rtt --reverse"), -EINVAL);
 
-	assert_int_equal(cli(&lr_agent_cli, a, "--listen 127.0.0.1"), 0);
-	assert_int_equal(cli(&lr_agent_cli, a, "--listen [::1]:9000"), 0);
+	/* a token always, loopback included, unless --insecure says otherwise */
+	assert_int_equal(cli(&lr_agent_cli, a, "--listen 127.0.0.1"), -EINVAL);
+	assert_non_null(strstr(err, "give --token-file FILE"));
+	assert_non_null(strstr(err, "or --insecure"));
+	assert_int_equal(cli(&lr_agent_cli, a, "--listen [::1]:9000"), -EINVAL);
+	assert_int_equal(cli(&lr_agent_cli, a, "--listen [::1]:9000 --token-file /etc/t"), 0);
+	assert_int_equal(cli(&lr_agent_cli, a, "--listen 127.0.0.1 --insecure"), 0);
 	assert_int_equal(cli(&lr_agent_cli, a, "--listen 198.18.0.1"), -EINVAL);
 	assert_non_null(strstr(err, "give --token-file"));
 	assert_int_equal(cli(&lr_agent_cli, a, "--listen 198.18.0.1 --insecure"), 0);
 	assert_int_equal(cli(&lr_agent_cli, a, "--listen 198.18.0.1 --token-file /etc/t"), 0);
+	assert_int_equal(cli(&lr_agent_cli, a, "--listen 198.18.0.1 --token-file /etc/t --insecure"), -EINVAL);
+	assert_non_null(strstr(err, "--insecure and --token-file: give one"));
 	assert_int_equal(cli(&lr_agent_cli, a, "--listen agent.example --insecure"), -EINVAL);
 	assert_non_null(strstr(err, "is not an IPv4 or IPv6 address"));
-	assert_int_equal(cli(&lr_agent_cli, a, "--listen 127.0.0.1 --allow veth* --allow vx0,br*"), 0);
+	assert_int_equal(cli(&lr_agent_cli, a, "--listen 127.0.0.1 --insecure --capture-dir /var/lib/lr "
+				 "--allow-netns lab-*,pid:* --allow-netns /run/netns/*"), 0);
+	assert_string_equal(a->capture_dir, "/var/lib/lr");
+	assert_int_equal(a->nallow_netns, 3);
+	assert_string_equal(a->allow_netns[0], "lab-*");
+	assert_string_equal(a->allow_netns[1], "pid:*");
+	assert_string_equal(a->allow_netns[2], "/run/netns/*");
+	assert_int_equal(cli(&lr_agent_cli, a, "--listen 127.0.0.1 --insecure --allow veth* --allow vx0,br*"), 0);
 	assert_int_equal(a->nallow, 3);
 	assert_string_equal(a->allow[0], "veth*");
 	assert_string_equal(a->allow[1], "vx0");

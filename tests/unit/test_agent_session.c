@@ -323,6 +323,72 @@ static void test_reflect_refused(void **state)
 }
 
 /*
+ * What an agent refuses before it touches anything (docs/protocol.md, "What a controller may ask
+ * for"): a capture without --capture-dir, a path or a hidden name with one, a namespace without
+ * --allow-netns or outside it, a '..' path; each one line, code 2, the session going on.
+ */
+static void test_paths_refused(void **state)
+{
+	static const char allow[][LR_NETNS_GLOB_MAX] = { "lab-*", "/run/netns/*" };
+	const struct lr_ctl_serve_opts nodir = { .tx = true, .policy = true, .capture_fd = -1 };
+	struct lr_ctl_serve_opts withdir = nodir;
+	const struct {
+		const struct lr_ctl_serve_opts *so;
+		const char *pcap, *netns, *says;
+	} cases[] = {
+		{ &nodir, "/etc/passwd", "", "prepare_rx.pcap: this agent writes no captures: start it with --capture-dir DIR" },
+		{ &nodir, "x.pcap", "", "start it with --capture-dir DIR" },
+		{ NULL, "/etc/passwd", "", "prepare_rx.pcap: '/etc/passwd' is not a bare file name" },
+		{ NULL, "../x.pcap", "", "is not a bare file name" },
+		{ NULL, ".x.pcap", "", "is not a bare file name" },
+		{ NULL, "existing", "", "exists already in the agent's --capture-dir" },
+		{ &nodir, "", "pid:1", "network namespace 'pid:1' is not served here: this agent tests only in its own" },
+		{ NULL, "", "pid:1", "matches none of the agent's --allow-netns patterns (lab-*, /run/netns/*)" },
+		{ NULL, "", "/proc/1/ns/net", "matches none of the agent's --allow-netns patterns" },
+		{ NULL, "", "/run/netns/a/b", "matches none of the agent's --allow-netns patterns" },
+		{ NULL, "", "/run/netns/../../proc/1/ns/net", "not a plain absolute path" },
+		{ NULL, "", "/run/netns//lab-1", "not a plain absolute path" },
+	};
+	struct lr_recv_opts *ro = calloc(1, sizeof(*ro));
+	char dir[] = "/tmp/lr-session-XXXXXX", path[64];
+	struct lr_ctl_ready rd;
+	struct lr_ctl *c;
+	struct served s;
+	unsigned int i;
+	pthread_t t;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/existing", dir);
+	assert_non_null(f = fopen(path, "w"));
+	fclose(f);
+	withdir.capture_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(withdir.capture_fd >= 0);
+	withdir.allow_netns = allow;
+	withdir.nallow_netns = 2;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		c = session_ok(&s, cases[i].so ? cases[i].so : &withdir, NULL, &t);
+		lr_recv_opts_default(ro);
+		snprintf(ro->ifname, sizeof(ro->ifname), "lo");
+		snprintf(ro->pcap, sizeof(ro->pcap), "%s", cases[i].pcap);
+		snprintf(ro->netns, sizeof(ro->netns), "%s", cases[i].netns);
+		err[0] = '\0';
+		if (lr_ctl_prepare_rx(c, ro, "", &rd, err, sizeof(err)) != 2 || !strstr(err, cases[i].says) ||
+		    strchr(err, '\n'))
+			fail_msg("pcap '%s' netns '%s': '%s' (want '%s')", cases[i].pcap, cases[i].netns, err,
+				 cases[i].says);
+		assert_int_equal(lr_ctl_ping(c, err, sizeof(err)), 0);
+		assert_int_equal(lr_ctl_quit(c, err, sizeof(err)), 0);
+		finish(&s, c, t);
+	}
+	close(withdir.capture_fd);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(rmdir(dir), 0);	/* nothing else was created there */
+	free(ro);
+}
+
+/*
  * The agent answers "busy" until its session says it is ending: that must be said before bye
  * leaves, or a controller that connects again at once (the matrix's next cell) is refused.
  */
@@ -363,6 +429,7 @@ int main(void)
 		cmocka_unit_test(test_auth_forged),
 		cmocka_unit_test(test_deadman),	    cmocka_unit_test(test_keepalive),
 		cmocka_unit_test(test_clock),	    cmocka_unit_test(test_reflect_refused),
+		cmocka_unit_test(test_paths_refused),
 		cmocka_unit_test(test_ending_before_bye),
 	};
 

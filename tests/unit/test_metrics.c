@@ -717,15 +717,15 @@ static void test_cli(void **state)
 	unsigned int i;
 
 	(void)state;
-	assert_int_equal(agent_cli(o, "--listen 127.0.0.1", err, sizeof(err)), 0);
+	assert_int_equal(agent_cli(o, "--insecure --listen 127.0.0.1", err, sizeof(err)), 0);
 	assert_string_equal(o->metrics, "");
-	assert_int_equal(agent_cli(o, "--listen 127.0.0.1 --metrics 127.0.0.1:9446", err, sizeof(err)), 0);
+	assert_int_equal(agent_cli(o, "--insecure --listen 127.0.0.1 --metrics 127.0.0.1:9446", err, sizeof(err)), 0);
 	assert_string_equal(o->metrics, "127.0.0.1:9446");
-	assert_int_equal(agent_cli(o, "--listen 127.0.0.1 --metrics [::1]:9446", err, sizeof(err)), 0);
-	assert_int_equal(agent_cli(o, "--listen 127.0.0.1 --metrics 0.0.0.0:9446", err, sizeof(err)), 0);
+	assert_int_equal(agent_cli(o, "--insecure --listen 127.0.0.1 --metrics [::1]:9446", err, sizeof(err)), 0);
+	assert_int_equal(agent_cli(o, "--insecure --listen 127.0.0.1 --metrics 0.0.0.0:9446", err, sizeof(err)), 0);
 	/* another port on the same address, or the same port on another address */
-	assert_int_equal(agent_cli(o, "--listen 127.0.0.1 --metrics 127.0.0.1:7447", err, sizeof(err)), 0);
-	assert_int_equal(agent_cli(o, "--listen 127.0.0.1 --metrics 127.0.0.2:7446", err, sizeof(err)), 0);
+	assert_int_equal(agent_cli(o, "--insecure --listen 127.0.0.1 --metrics 127.0.0.1:7447", err, sizeof(err)), 0);
+	assert_int_equal(agent_cli(o, "--insecure --listen 127.0.0.1 --metrics 127.0.0.2:7446", err, sizeof(err)), 0);
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		if (agent_cli(o, bad[i].args, err, sizeof(err)) != -EINVAL || !strstr(err, bad[i].says) ||
 		    !strstr(err, "--metrics"))

@@ -195,6 +195,110 @@ static void test_abort(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* Nothing of @dir's but @want (space-separated, sorted), no temporary file left. */
+static void assert_dir(const char *want)
+{
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd), "test \"$(ls -A '%s' | sort | tr '\\n' ' ')\" = '%s'", dir, want);
+	if (system(cmd))
+		fail_msg("%s holds other than '%s'", dir, want);
+}
+
+/*
+ * A capture directory's name: only bare names, never over a file, not even one made (or a symlink
+ * planted) between the open and the commit.
+ */
+static void test_openat(void **state)
+{
+	static const char *const bad[] = { "", "/etc/passwd", "../x", "a/b", ".", "..", ".hidden", "a b", "x\n" };
+	char p[256], victim[256], longname[LR_OUT_NAME_MAX + 2];
+	struct lr_out o;
+	struct stat st;
+	unsigned int i;
+	int dfd;
+
+	(void)state;
+	assert_int_equal(lr_out_dir_open("--capture-dir", dir, &dfd, err, sizeof(err)), 0);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_false(lr_out_name_ok(bad[i]));
+		assert_int_equal(lr_out_openat(dfd, bad[i], LR_OUT_MODE_PCAP, &o, err, sizeof(err)), -EINVAL);
+		assert_non_null(strstr(err, "is not a bare file name"));
+	}
+	memset(longname, 'a', sizeof(longname) - 1);
+	longname[sizeof(longname) - 1] = '\0';
+	assert_int_equal(lr_out_openat(dfd, longname, LR_OUT_MODE_PCAP, &o, err, sizeof(err)), -EINVAL);
+	longname[LR_OUT_NAME_MAX] = '\0';
+	assert_true(lr_out_name_ok(longname));
+	assert_true(lr_out_name_ok("run-1_a+b.pcap"));
+	assert_dir("");
+
+	/* a plain write: the name, its mode, no temporary file */
+	assert_int_equal(lr_out_openat(dfd, "a.pcap", LR_OUT_MODE_PCAP, &o, err, sizeof(err)), 0);
+	assert_int_equal(lr_out_write(&o, "one\n", 4), 0);
+	assert_int_equal(lr_out_commit(&o, err, sizeof(err)), 0);
+	in_dir(p, sizeof(p), "a.pcap");
+	assert_file(p, "one\n");
+	assert_int_equal(stat(p, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	/* there now: refused at open */
+	assert_int_equal(lr_out_openat(dfd, "a.pcap", LR_OUT_MODE_PCAP, &o, err, sizeof(err)), -EEXIST);
+	assert_file(p, "one\n");
+
+	/* made meanwhile: the commit refuses, the file is untouched, the temporary file gone */
+	assert_int_equal(lr_out_openat(dfd, "b.pcap", LR_OUT_MODE_PCAP, &o, err, sizeof(err)), 0);
+	assert_int_equal(lr_out_write(&o, "two\n", 4), 0);
+	in_dir(p, sizeof(p), "b.pcap");
+	write_file(p, "planted\n");
+	assert_int_equal(lr_out_commit(&o, err, sizeof(err)), -EEXIST);
+	assert_non_null(strstr(err, "never replaces a file"));
+	assert_file(p, "planted\n");
+
+	/* a symlink planted meanwhile: neither replaced nor followed */
+	in_dir(victim, sizeof(victim), "victim");
+	write_file(victim, "precious\n");
+	assert_int_equal(lr_out_openat(dfd, "c.pcap", LR_OUT_MODE_PCAP, &o, err, sizeof(err)), 0);
+	in_dir(p, sizeof(p), "c.pcap");
+	assert_int_equal(symlink(victim, p), 0);
+	assert_int_equal(lr_out_write(&o, "three\n", 6), 0);
+	assert_int_equal(lr_out_commit(&o, err, sizeof(err)), -EEXIST);
+	assert_file(victim, "precious\n");
+	assert_int_equal(lstat(p, &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+
+	/* aborted: nothing left */
+	assert_int_equal(lr_out_openat(dfd, "d.pcap", LR_OUT_MODE_PCAP, &o, err, sizeof(err)), 0);
+	lr_out_abort(&o);
+	assert_dir("a.pcap b.pcap c.pcap victim ");
+	close(dfd);
+}
+
+/* A capture directory must be ours and writable by no one else, and no symlink to one. */
+static void test_dir_open(void **state)
+{
+	char p[256];
+	int dfd;
+
+	(void)state;
+	assert_int_equal(chmod(dir, 0770), 0);
+	assert_int_equal(lr_out_dir_open("--capture-dir", dir, &dfd, err, sizeof(err)), -EPERM);
+	assert_non_null(strstr(err, "has mode 0770: others can write it"));
+	assert_int_equal(dfd, -1);
+	assert_int_equal(chmod(dir, 01777), 0);
+	assert_int_equal(lr_out_dir_open("--capture-dir", dir, &dfd, err, sizeof(err)), -EPERM);
+	assert_int_equal(chmod(dir, 0700), 0);
+	in_dir(p, sizeof(p), "link");
+	assert_int_equal(symlink(dir, p), 0);
+	assert_int_not_equal(lr_out_dir_open("--capture-dir", p, &dfd, err, sizeof(err)), 0);
+	assert_non_null(strstr(err, "is a symlink"));
+	assert_null(strchr(err, '\n'));
+	in_dir(p, sizeof(p), "file");
+	write_file(p, "x");
+	assert_int_equal(lr_out_dir_open("--capture-dir", p, &dfd, err, sizeof(err)), -ENOTDIR);
+	assert_int_equal(lr_out_dir_open("--capture-dir", dir, &dfd, err, sizeof(err)), 0);
+	close(dfd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -203,6 +307,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_symlink_not_followed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_abort, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bare_name, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_openat, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dir_open, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
