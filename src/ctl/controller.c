@@ -93,10 +93,11 @@ static int exchange(struct lr_ctl *c, struct json_object *req, int timeout_ms, s
 	if (ret == -EPIPE || ret == -ECONNRESET) {
 		/* the endpoint closed the stream: its last word, if it left one, says why */
 		char why[128];
+		bool reset = ret == -ECONNRESET;
 
 		ret = lr_msg_recv(c->fd, LR_MSG_MAX, LAST_WORD_MS, rep, why, sizeof(why)) ? -ECONNRESET : 0;
 		if (ret)
-			snprintf(err, errlen, "the connection was closed");
+			snprintf(err, errlen, "%s", reset ? "the connection was reset" : "the connection was closed");
 	} else if (!ret) {
 		ret = lr_msg_recv(c->fd, LR_MSG_MAX, timeout_ms, rep, err, errlen);
 	}

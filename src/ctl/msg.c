@@ -76,10 +76,14 @@ static int wait_fd(int fd, short events, int64_t deadline)
 		int64_t left = -1;
 		int n;
 
+		/*
+		 * Past the deadline, what is there already is still taken: a process that was stopped
+		 * (SIGSTOP, a debugger) finds its peer's messages waiting, not a timeout.
+		 */
 		if (deadline >= 0) {
 			left = deadline - lr_now_ms();
-			if (left <= 0)
-				return -ETIMEDOUT;
+			if (left < 0)
+				left = 0;
 		}
 		n = poll(&p, 1, left > INT_MAX ? INT_MAX : (int)left);
 		/* readable, writable, hung up or failed: the read or send that follows says which */
@@ -107,6 +111,8 @@ static int read_full(int fd, void *buf, size_t len, int64_t deadline, size_t *go
 			*got += (size_t)n;
 		else if (!n)
 			return -ECONNRESET;
+		else if (errno == ECONNRESET)
+			return -ENOTCONN;	/* a reset, not an end: read_failed() tells them apart */
 		else if (errno != EINTR && errno != EAGAIN)
 			return -errno;
 	}
@@ -172,6 +178,11 @@ static int read_failed(int ret, size_t got, size_t len, bool body, int timeout_m
 {
 	const char *what = body ? "body" : "length";
 
+	if (ret == -ENOTCONN) {
+		/* an RST: the peer's process or host died with data unread, or it aborted */
+		snprintf(err, errlen, "the connection was reset");
+		return -ECONNRESET;
+	}
 	if (ret == -ECONNRESET && !got && !body) {
 		snprintf(err, errlen, "the connection was closed");
 		return ret;
