@@ -101,6 +101,13 @@ static int exchange(struct lr_ctl *c, struct json_object *req, int timeout_ms, s
 	} else if (!ret) {
 		ret = lr_msg_recv(c->fd, LR_MSG_MAX, timeout_ms, rep, err, errlen);
 	}
+	if (ret == -EPROTOTYPE) {
+		char said[256];
+
+		snprintf(said, sizeof(said), "%s", err);
+		snprintf(err, errlen, "%s is not a linerate agent (it answered %s)", c->agent[0] ? c->agent : c->name,
+			 said);
+	}
 	c->last_ms = lr_now_ms();
 	if (ret) {
 		c->dead = ret;
@@ -327,6 +334,9 @@ int lr_ctl_hello(struct lr_ctl *c, const struct lr_auth_key *key, char *err, siz
 		prefix(err, errlen, c->name);
 		return LR_EXIT_USAGE;
 	}
+	/* "HOST:PORT is not a linerate agent (it answered ...)": the address is wrong, not the agent */
+	if (ret == -EPROTOTYPE)
+		return LR_EXIT_USAGE;
 	if (ret)
 		return ret;
 	if (!strcmp(lr_msg_type(m), "busy")) {

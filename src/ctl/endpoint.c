@@ -1177,6 +1177,12 @@ int lr_ctl_serve(int fd, const struct lr_ctl_serve_opts *so)
 			snprintf(why, sizeof(why), "the controller closed the connection");
 			break;	/* the controller is gone: end what it started */
 		}
+		if (ret == -EPROTOTYPE) {
+			char said[sizeof(err)];
+
+			snprintf(said, sizeof(said), "%s", err);
+			snprintf(err, sizeof(err), "not a linerate controller (it sent %.200s)", said);
+		}
 		if (ret) {
 			/* out of step, or another version: say why, then stop */
 			rep = lr_msg_error(LR_EXIT_USAGE, "%s", err);
