@@ -94,6 +94,7 @@ static int session(struct agent *a, int fd, int status_w)
 		.peer = a->peer,
 		.status_fd = status_w,
 		.metrics = a->shm,
+		.parent = a->parent,
 	};
 	int code;
 
@@ -103,7 +104,10 @@ static int session(struct agent *a, int fd, int status_w)
 	lr_exporter_close(a->ex);
 	a->ex = NULL;
 	handle(SIGCHLD, SIG_DFL);
-	/* the agent killed, even by SIGKILL: its session ends its test too, as on SIGTERM */
+	/*
+	 * The agent killed, even by SIGKILL: its session ends its test too, as on SIGTERM. The
+	 * endpoint tells the two apart by its parent (so.parent): after the death it is another.
+	 */
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
 	if (getppid() != a->parent)
 		lr_stop = SIGTERM;

@@ -142,6 +142,11 @@ static int expect(struct lr_ctl *c, struct json_object *m, const char *req_type,
 		if (!ret)
 			snprintf(err, errlen, "%s", e.message);
 		ret = ret ? -EBADMSG : (int)e.code;
+		/* the endpoint's last word: it ended the test and closes the stream, so no call can follow */
+		if (ret > 0 && !strncmp(e.message, LR_CTL_ENDED, strlen(LR_CTL_ENDED))) {
+			c->dead = -ECONNABORTED;
+			snprintf(c->why, sizeof(c->why), "%s", err);
+		}
 	} else if (strcmp(lr_msg_type(m), want)) {
 		snprintf(err, errlen, "the answer to '%s' was '%.32s', not '%s'", req_type, lr_msg_type(m), want);
 		ret = -EBADMSG;
