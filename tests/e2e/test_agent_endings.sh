@@ -4,11 +4,15 @@
 # JSON document's `error` (and `peer.error`) names the cause as it happened, and nothing is left
 # attached on the agent's side.
 #
-#   [lr-agent_endings-ctl-PID]                         [lr-agent_endings-agt-PID]
-#   controller: send --peer ... -i c0  c0 198.18.6.1/30 ---- a0 198.18.6.2/30  agent --listen 198.18.6.2:7446
-#                                                                              python3 http.server :7447
+#   [lr-agent_endings-ctl-PID]                              [lr-agent_endings-agt-PID]
+#   controller: send --peer ... -i c0                        agent --listen 198.18.6.2:7446
+#               c0 198.18.6.1/24 --- pc [sw-PID: br0] pa --- a0 198.18.6.2/24
+#                                                  | pb      python3 http.server :7447
+#                                                  |
+#                             [lr-agent_endings-ag2-PID] b0 198.18.6.3/24: a second agent (the matrix)
+#   (and, for send alone, s0 198.18.7.1/30 in ctl --- s1 198.18.7.2/30 in agt)
 #
-# One veth carries the agent protocol and the test frames (20 kpps for 3 s at most).
+# The bridge carries the agent protocol and the test frames (20 kpps for 3 s at most).
 #
 # Checks:
 #   - the agent's main process SIGTERMed, and SIGKILLed, at a random point 0.3..1.5 s into a test,
@@ -21,6 +25,9 @@
 #   - linerate run with [tx] agent and with [rx] agent, the agent SIGTERMed and SIGKILLed mid-step:
 #     exit 1, "[tx] agent 198.18.6.2:7446: the agent ended the test: ..." on stderr and as the
 #     document's error; no XDP program left on a0
+#   - linerate matrix (two agents, one cell of 64-byte frames each way), the first cell's sender
+#     SIGTERMed and SIGKILLed mid-cell: exit 1, cells[0].error names it as run does; no XDP
+#     program left on either agent's interface
 #   - the controller frozen (SIGSTOP) for 3 s, past the agent's 2 s dead-man timer, then SIGCONT,
 #     receiving (--reverse) and sending: exit 1, "the agent ended the test: nothing from this side
 #     for 2000 ms" in stderr and in `error`; the agent logged why and ended the test
@@ -41,9 +48,19 @@ lr_init
 lr_require_cmds python3 ss
 lr_netns_add CTL ctl
 lr_netns_add AGT agt
-lr_veth "$CTL" c0 "$AGT" a0
-lr_addr "$CTL" c0 198.18.6.1/30
-lr_addr "$AGT" a0 "$ADDR/30"
+lr_netns_add AG2 ag2
+lr_netns_add SW sw
+ip -n "$SW" link add br0 type bridge || lr_die "cannot make a bridge in $SW"
+ip -n "$SW" link set br0 up
+lr_veth "$CTL" c0 "$SW" pc
+lr_veth "$AGT" a0 "$SW" pa
+lr_veth "$AG2" b0 "$SW" pb
+for p in pc pa pb; do
+	ip -n "$SW" link set "$p" master br0 up
+done
+lr_addr "$CTL" c0 198.18.6.1/24
+lr_addr "$AGT" a0 "$ADDR/24"
+lr_addr "$AG2" b0 198.18.6.3/24
 
 TOKEN=$LR_TMP/token
 (
@@ -209,6 +226,38 @@ for side in tx rx; do
 		lr_wait_pid "$AGENT_PID" 8 || true
 		lr_check_cmd "$desc: no XDP program left on a0" clean_within 3
 	done
+done
+
+# ---------------------------------------------------------------------------------------------
+# linerate matrix: the first cell's sender (198.18.6.2, the lower address) stopped or killed.
+
+lr_spawn agent-ag2 "$LINERATE" agent --netns "$AG2" --listen 198.18.6.3:7446 --token-file "$TOKEN" \
+	--ready-file "$LR_TMP/ag2.ready"
+lr_wait_for_file "$LR_TMP/ag2.ready" 10 "$LR_LAST_PID" || lr_die "the second agent never became ready"
+for sig in TERM KILL; do
+	name=matrix-$sig
+	desc="matrix, the first cell's sender $sig"
+	agent "agent-$name"
+	lr_spawn "$name" ip netns exec "$CTL" "$LINERATE" matrix --agents "$ADDR,198.18.6.3" --token-file "$TOKEN" \
+		--sizes 64 --count 60000 --rate 20k --json "$LR_TMP/$name.json"
+	CTL_PID=$LR_LAST_PID
+	if ! wait_log "$AGENT_LOG" ": test tx on a0" 10; then
+		lr_fail "$desc: the cell started" "$(tail -n 3 "$AGENT_LOG" "$LR_TMP/$name.err")"
+		lr_wait_pid "$CTL_PID" 30 || true
+		continue
+	fi
+	ms=$((300 + RANDOM % 1200))
+	sleep "$(printf '%d.%03d' $((ms / 1000)) $((ms % 1000)))"
+	kill "-$sig" "$AGENT_PID"
+	rc=0
+	lr_wait_pid "$CTL_PID" 60 || rc=$?
+	want="[tx] agent $PEER: the agent ended the test: the agent is stopping (SIGTERM)"
+	[[ $sig == KILL ]] && want="[tx] agent $PEER: the agent ended the test: the agent's main process died"
+	lr_check "$desc (${ms} ms in): exit code" "$rc" == 1
+	lr_check "$desc: cells[0].error" "$(jq -r '.cells[0].error' "$LR_TMP/$name.json" 2>&1)" == "$want"
+	lr_wait_pid "$AGENT_PID" 8 || true
+	lr_check_cmd "$desc: no XDP program left on a0" clean_within 3
+	lr_check_cmd "$desc: nor on b0" lr_xdp_absent "$AG2" b0
 done
 
 # ---------------------------------------------------------------------------------------------
