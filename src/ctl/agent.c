@@ -145,6 +145,7 @@ static int session(struct agent *a, int fd, int status_w, const struct lr_ctl_ha
 		.status_fd = status_w,
 		.metrics = a->shm,
 		.handshake = hs,
+		.parent = a->parent,
 	};
 	int code;
 
@@ -154,7 +155,10 @@ static int session(struct agent *a, int fd, int status_w, const struct lr_ctl_ha
 	lr_exporter_close(a->ex);
 	a->ex = NULL;
 	handle(SIGCHLD, SIG_DFL);
-	/* the agent killed, even by SIGKILL: its session ends its test too, as on SIGTERM */
+	/*
+	 * The agent killed, even by SIGKILL: its session ends its test too, as on SIGTERM. The
+	 * endpoint tells the two apart by its parent (so.parent): after the death it is another.
+	 */
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
 	if (getppid() != a->parent)
 		lr_stop = SIGTERM;
@@ -564,6 +568,13 @@ static void pend_read(struct agent *a, struct pending *p, int *code)
 		p->logged = may_log(a);
 		if (p->logged)
 			lr_ctl_log("%s: connected", p->peer);
+	}
+	if (ret == -EPROTOTYPE) {
+		/* an HTTP or SSH client: a word would be lost on it, the log says what it was */
+		if (p->logged)
+			lr_ctl_log("%s: not a linerate controller (it sent %s): closed", p->peer, err);
+		pend_free(a, p, true);
+		return;
 	}
 	if (ret < 0) {
 		/* out of step, or another version: say why, then close */

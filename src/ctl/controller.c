@@ -93,12 +93,20 @@ static int exchange(struct lr_ctl *c, struct json_object *req, int timeout_ms, s
 	if (ret == -EPIPE || ret == -ECONNRESET) {
 		/* the endpoint closed the stream: its last word, if it left one, says why */
 		char why[128];
+		bool reset = ret == -ECONNRESET;
 
 		ret = lr_msg_recv(c->fd, LR_MSG_MAX, LAST_WORD_MS, rep, why, sizeof(why)) ? -ECONNRESET : 0;
 		if (ret)
-			snprintf(err, errlen, "the connection was closed");
+			snprintf(err, errlen, "%s", reset ? "the connection was reset" : "the connection was closed");
 	} else if (!ret) {
 		ret = lr_msg_recv(c->fd, LR_MSG_MAX, timeout_ms, rep, err, errlen);
+	}
+	if (ret == -EPROTOTYPE) {
+		char said[256];
+
+		snprintf(said, sizeof(said), "%s", err);
+		snprintf(err, errlen, "%s is not a linerate agent (it answered %s)", c->agent[0] ? c->agent : c->name,
+			 said);
 	}
 	c->last_ms = lr_now_ms();
 	if (ret) {
@@ -134,6 +142,11 @@ static int expect(struct lr_ctl *c, struct json_object *m, const char *req_type,
 		if (!ret)
 			snprintf(err, errlen, "%s", e.message);
 		ret = ret ? -EBADMSG : (int)e.code;
+		/* the endpoint's last word: it ended the test and closes the stream, so no call can follow */
+		if (ret > 0 && !strncmp(e.message, LR_CTL_ENDED, strlen(LR_CTL_ENDED))) {
+			c->dead = -ECONNABORTED;
+			snprintf(c->why, sizeof(c->why), "%s", err);
+		}
 	} else if (strcmp(lr_msg_type(m), want)) {
 		snprintf(err, errlen, "the answer to '%s' was '%.32s', not '%s'", req_type, lr_msg_type(m), want);
 		ret = -EBADMSG;
@@ -337,6 +350,9 @@ int lr_ctl_hello(struct lr_ctl *c, const struct lr_auth_key *key, char *err, siz
 		prefix(err, errlen, c->name);
 		return LR_EXIT_USAGE;
 	}
+	/* "HOST:PORT is not a linerate agent (it answered ...)": the address is wrong, not the agent */
+	if (ret == -EPROTOTYPE)
+		return LR_EXIT_USAGE;
 	if (ret)
 		return ret;
 	if (!strcmp(lr_msg_type(m), "busy")) {

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <json-c/json.h>
 #include "cmd/opts.h"
 #include "ctl/auth.h"
@@ -207,7 +208,18 @@ struct lr_ctl_serve_opts {
 	 * session takes the next request. NULL: the session does them itself (with @key and @tx).
 	 */
 	const struct lr_ctl_handshake *handshake;
+	/*
+	 * The agent's main process (0: none): a stop signal seen after it is gone came from its death
+	 * (the session asked for one, PR_SET_PDEATHSIG), not from a SIGTERM sent to the agent.
+	 */
+	pid_t parent;
 };
+
+/*
+ * How an endpoint's last word begins when it ends a test on its own (a signal, its dead-man timer,
+ * the agent's main process gone): the error that says why, sent unasked before the stream closes.
+ */
+#define LR_CTL_ENDED	"the agent ended the test: "
 
 #define LR_CTL_STATUS_ENDING	"ending"
 /*

@@ -1115,6 +1115,29 @@ static struct json_object *dispatch(struct endpoint *e, struct json_object *req,
 }
 
 /*
+ * Why a signal stops the session, as it happened: the agent's main process gone (the session's
+ * parent-death signal, which is SIGTERM whatever killed the parent), or a signal sent to it.
+ */
+static const char *stopping(const struct endpoint *e)
+{
+	if (e->so->parent && getppid() != e->so->parent)
+		return "the agent's main process died";
+	return lr_stop == SIGINT ? "the agent is stopping (SIGINT)" : "the agent is stopping (SIGTERM)";
+}
+
+/*
+ * The last word of a test the endpoint ends on its own (@ret: -EINTR a signal, -ETIMEDOUT its
+ * dead-man timer), in the controller's words: it is printed there as it is.
+ */
+static struct json_object *last_word(const struct endpoint *e, int ret)
+{
+	if (ret == -ETIMEDOUT)
+		return lr_msg_error(LR_EXIT_RUNTIME, LR_CTL_ENDED "nothing from this side for %d ms",
+				    e->so->deadman_ms);
+	return lr_msg_error(LR_EXIT_RUNTIME, LR_CTL_ENDED "%s", stopping(e));
+}
+
+/*
  * Waits until a request starts to arrive (meanwhile, --metrics gets the counts once a second): 0;
  * or -ETIMEDOUT when the dead-man's @deadline_ms passed, -EINTR on a signal (lr_stop > 0), with
  * why in @why.
@@ -1127,7 +1150,7 @@ static int await_request(int fd, struct endpoint *e, int64_t deadline_ms, char *
 
 		metrics_tick(e);
 		if (lr_stop > 0) {
-			snprintf(why, whylen, "the agent is stopping (%s)", lr_stop == SIGINT ? "SIGINT" : "SIGTERM");
+			snprintf(why, whylen, "%s", stopping(e));
 			return -EINTR;
 		}
 		if (e->so->deadman_ms) {
@@ -1170,7 +1193,7 @@ int lr_ctl_serve(int fd, const struct lr_ctl_serve_opts *so)
 		ret = await_request(fd, e, lr_now_ms() + e->so->deadman_ms, why, sizeof(why));
 		if (ret) {
 			/* best effort: the controller, if it still listens, learns why its test ended */
-			rep = lr_msg_error(LR_EXIT_RUNTIME, "%s: the test was ended", why);
+			rep = last_word(e, ret);
 			lr_msg_send(fd, rep, POLL_MS, err, sizeof(err));
 			json_object_put(rep);
 			break;
@@ -1187,6 +1210,12 @@ int lr_ctl_serve(int fd, const struct lr_ctl_serve_opts *so)
 			snprintf(why, sizeof(why), "the controller closed the connection");
 			break;	/* the controller is gone: end what it started */
 		}
+		if (ret == -EPROTOTYPE) {
+			char said[sizeof(err)];
+
+			snprintf(said, sizeof(said), "%s", err);
+			snprintf(err, sizeof(err), "not a linerate controller (it sent %.200s)", said);
+		}
 		if (ret) {
 			/* out of step, or another version: say why, then stop */
 			rep = lr_msg_error(LR_EXIT_USAGE, "%s", err);
@@ -1196,6 +1225,17 @@ int lr_ctl_serve(int fd, const struct lr_ctl_serve_opts *so)
 		} else {
 			rep = dispatch(e, req, t2, &quit);
 			json_object_put(req);
+		}
+		/*
+		 * A signal while the request ran (a wait, most often): the test was cut short, whatever
+		 * the reply would say. A sender stopped by it finishes as on SIGINT, and its result
+		 * would look like a test that ran to its end: the controller hears why instead.
+		 */
+		if (lr_stop > 0 && !quit) {
+			json_object_put(rep);
+			rep = last_word(e, -EINTR);
+			snprintf(why, sizeof(why), "%s", stopping(e));
+			quit = true;
 		}
 		/* the capture is in place before bye, so the controller may read it at once */
 		if (quit && e->role != ROLE_NONE)

@@ -18,6 +18,8 @@
 
 #define HDR_LEN 4
 #define TYPE_MAX 32
+#define FOREIGN_MAX	64	/* of another protocol's first line, quoted */
+#define FOREIGN_MS	200	/* the rest of that line, once its first bytes are in */
 
 struct json_object *lr_msg_new(const char *type)
 {
@@ -76,10 +78,14 @@ static int wait_fd(int fd, short events, int64_t deadline)
 		int64_t left = -1;
 		int n;
 
+		/*
+		 * Past the deadline, what is there already is still taken: a process that was stopped
+		 * (SIGSTOP, a debugger) finds its peer's messages waiting, not a timeout.
+		 */
 		if (deadline >= 0) {
 			left = deadline - lr_now_ms();
-			if (left <= 0)
-				return -ETIMEDOUT;
+			if (left < 0)
+				left = 0;
 		}
 		n = poll(&p, 1, left > INT_MAX ? INT_MAX : (int)left);
 		/* readable, writable, hung up or failed: the read or send that follows says which */
@@ -107,6 +113,8 @@ static int read_full(int fd, void *buf, size_t len, int64_t deadline, size_t *go
 			*got += (size_t)n;
 		else if (!n)
 			return -ECONNRESET;
+		else if (errno == ECONNRESET)
+			return -ENOTCONN;	/* a reset, not an end: read_failed() tells them apart */
 		else if (errno != EINTR && errno != EAGAIN)
 			return -errno;
 	}
@@ -135,7 +143,13 @@ static int write_full(int fd, const char *buf, size_t len, int64_t deadline)
 
 int lr_msg_frame(struct json_object *msg, char **frame, size_t *len, char *err, size_t errlen)
 {
-	const char *text = json_object_to_json_string_ext(msg, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+	/*
+	 * A hello goes out over lines (JSON's whitespace, the same object): a server of another
+	 * protocol that reads a line first (HTTP) answers it at once, and is told apart by its
+	 * answer, instead of waiting in silence for a line that never ends.
+	 */
+	int flags = strcmp(lr_msg_type(msg), "hello") ? JSON_C_TO_STRING_PLAIN : JSON_C_TO_STRING_PRETTY;
+	const char *text = json_object_to_json_string_ext(msg, flags | JSON_C_TO_STRING_NOSLASHESCAPE);
 	size_t n = strlen(text);
 	uint32_t be;
 	char *buf;
@@ -185,6 +199,11 @@ static int read_failed(int ret, size_t got, size_t len, bool body, int timeout_m
 {
 	const char *what = body ? "body" : "length";
 
+	if (ret == -ENOTCONN) {
+		/* an RST: the peer's process or host died with data unread, or it aborted */
+		snprintf(err, errlen, "the connection was reset");
+		return -ECONNRESET;
+	}
 	if (ret == -ECONNRESET && !got && !body) {
 		snprintf(err, errlen, "the connection was closed");
 		return ret;
@@ -266,6 +285,47 @@ static int parse(const char *buf, size_t len, struct json_object **out, char *er
 	return 0;
 }
 
+/* Four printable ASCII bytes where a length belongs: "HTTP", "SSH-", "GET ": another protocol's text. */
+static bool text_start(const unsigned char *b)
+{
+	unsigned int i;
+
+	for (i = 0; i < HDR_LEN; i++)
+		if (b[i] < 0x20 || b[i] > 0x7e)
+			return false;
+	return true;
+}
+
+/*
+ * The peer speaks another protocol: its first line (what more of it comes within FOREIGN_MS, up
+ * to FOREIGN_MAX bytes, to the end of the line) quoted in @err, printable bytes only.
+ */
+static int foreign(int fd, const char *head, char *err, size_t errlen)
+{
+	char line[FOREIGN_MAX + 1];
+	int64_t deadline = lr_now_ms() + FOREIGN_MS;
+	size_t n = HDR_LEN, i;
+
+	memcpy(line, head, HDR_LEN);
+	while (n < FOREIGN_MAX && !memchr(line, '\n', n) && !memchr(line, '\r', n) && !wait_fd(fd, POLLIN, deadline)) {
+		ssize_t got = read(fd, line + n, FOREIGN_MAX - n);
+
+		if (got <= 0)
+			break;
+		n += (size_t)got;
+	}
+	for (i = 0; i < n && line[i] != '\r' && line[i] != '\n'; i++)
+		if ((unsigned char)line[i] < 0x20 || (unsigned char)line[i] > 0x7e)
+			line[i] = '?';
+	line[i] = '\0';
+	/* a quote inside would end the quote early: the line is the peer's, not ours to trust */
+	for (n = 0; n < i; n++)
+		if (line[n] == '\'')
+			line[n] = '"';
+	snprintf(err, errlen, "'%s%s'", line, i == FOREIGN_MAX ? "..." : "");
+	return -EPROTOTYPE;
+}
+
 int lr_msg_recv(int fd, size_t max, int timeout_ms, struct json_object **out, char *err, size_t errlen)
 {
 	int64_t deadline = timeout_ms < 0 ? -1 : lr_now_ms() + timeout_ms;
@@ -279,6 +339,8 @@ int lr_msg_recv(int fd, size_t max, int timeout_ms, struct json_object **out, ch
 	if (ret)
 		return read_failed(ret, got, HDR_LEN, false, timeout_ms, err, errlen);
 	len = ntohl(be);
+	if (len > max && text_start((const unsigned char *)&be))
+		return foreign(fd, (const char *)&be, err, errlen);
 	if (len > max || len > INT_MAX) {
 		snprintf(err, errlen, "a message of %zu bytes is over the limit of %zu", len, max);
 		return -EMSGSIZE;
@@ -337,7 +399,17 @@ int lr_msg_read(struct lr_msg_reader *r, int fd, size_t max, struct json_object 
 			memcpy(&be, r->hdr, HDR_LEN);
 			r->len = ntohl(be);
 			ret = 0;
-			if (r->len > max || r->len > INT_MAX) {
+			if (r->len > max && text_start(r->hdr)) {
+				/* another protocol's text; only what came is quoted: this reader never waits */
+				char head[HDR_LEN + 1];
+				unsigned int i;
+
+				for (i = 0; i < HDR_LEN; i++)
+					head[i] = r->hdr[i] == '\'' ? '"' : (char)r->hdr[i];
+				head[HDR_LEN] = '\0';
+				snprintf(err, errlen, "'%s...'", head);
+				ret = -EPROTOTYPE;
+			} else if (r->len > max || r->len > INT_MAX) {
 				snprintf(err, errlen, "a message of %zu bytes is over the limit of %zu", r->len, max);
 				ret = -EMSGSIZE;
 			} else if (!r->len) {

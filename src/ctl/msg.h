@@ -39,10 +39,14 @@ int lr_msg_send(int fd, struct json_object *msg, int timeout_ms, char *err, size
 /*
  * Receives one frame of at most @max bytes within @timeout_ms (-1: no limit) into @out, a JSON
  * object with a string "type" and "v" equal to LR_MSG_VERSION. 0, or -errno with one line in @err:
- * -ECONNRESET the peer closed the stream between two messages; -EPROTO it closed in the middle of
- * one (truncated); -ETIMEDOUT; -EMSGSIZE a length over @max (the stream is out of step then);
- * -EBADMSG not one JSON object with "type" and "v"; -EPROTONOSUPPORT another protocol version.
- * Interrupted by a signal, it carries on until the deadline.
+ * -ECONNRESET the peer closed the stream between two messages, or reset it ("the connection was
+ * reset"); -EPROTO it closed in the middle of one (truncated); -ETIMEDOUT; -EMSGSIZE a length
+ * over @max (the stream is out of step then); -EBADMSG not one JSON object with "type" and "v";
+ * -EPROTONOSUPPORT another protocol version;
+ * -EPROTOTYPE text where a length belongs (an HTTP or SSH server, a client of another protocol),
+ * @err then holds only its first line, quoted ('HTTP/1.0 400 Bad request'), for the caller to place.
+ * Interrupted by a signal, it carries on until the deadline; a message already there when the
+ * deadline has passed is still taken.
  */
 int lr_msg_recv(int fd, size_t max, int timeout_ms, struct json_object **out, char *err, size_t errlen);
 

@@ -62,9 +62,20 @@ static void fail(struct lr_peer *p, const char *fmt, ...)
 	lr_fail(LR_EXIT_RUNTIME, "send", "%s", p->error);
 }
 
-/* A call's failure (@ret, @err): an error the agent answered, or the agent gone. */
+/* The agent ended the test on its own (@err is its last word): true, said as it said it. */
+static bool ended(struct lr_peer *p, const char *err)
+{
+	if (strncmp(err, LR_CTL_ENDED, strlen(LR_CTL_ENDED)))
+		return false;
+	fail(p, "--peer %s: %s", lr_ctl_agent(p->c), err);
+	return true;
+}
+
+/* A call's failure (@ret, @err): the agent ended the test, answered an error, or is gone. */
 static void call_failed(struct lr_peer *p, int ret, const char *what, const char *err)
 {
+	if (ended(p, err))
+		return;
 	if (ret > 0)
 		fail(p, "%s refused %s: %s", lr_ctl_name(p->c), what, err);
 	else
@@ -101,7 +112,7 @@ bool lr_peer_failed(struct lr_peer *p)
 {
 	char err[512];
 
-	if (!p->failed && lr_ctl_dead(p->c, err, sizeof(err)))
+	if (!p->failed && lr_ctl_dead(p->c, err, sizeof(err)) && !ended(p, err))
 		fail(p, "%s failed: %s", lr_ctl_name(p->c), err);
 	return p->failed;
 }
@@ -445,6 +456,9 @@ static int reverse_report(struct lr_peer *p, struct reverse *v)
 		fprintf(stderr, "\n%s", p->summary);
 	else
 		fprintf(stderr, "\nlinerate send%s: no result: %s\n", p->where, p->error);
+	/* the far end did not finish its test: this document says so too, not only its "peer" */
+	if (p->failed)
+		snprintf(v->x.error, sizeof(v->x.error), "%.*s", (int)sizeof(v->x.error) - 1, p->error);
 	lr_rx_summary(&v->x, &v->r);
 	if (!p->o->json[0])
 		return ret;

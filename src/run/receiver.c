@@ -62,7 +62,9 @@ static int child(int fd)
 /* The endpoint's own reason when it gave one (@ret > 0), else what went wrong in talking to it. */
 static void failed(struct lr_run *r, int ret, const char *err, const char *what)
 {
-	if (ret > 0)
+	if (r->rx.remote && !strncmp(err, LR_CTL_ENDED, strlen(LR_CTL_ENDED)))
+		lr_run_fail(r, LR_EXIT_RUNTIME, "[rx] agent %s: %s", lr_ctl_agent(r->rx.ctl), err);
+	else if (ret > 0)
 		lr_run_fail(r, ret, "[rx] %s", err);
 	else
 		lr_run_fail(r, LR_EXIT_RUNTIME, "the receiver %s: %s", what, err);

@@ -172,6 +172,11 @@ int lr_run_remote_tx(struct lr_run *r, const struct lr_send_opts *o, uint64_t wi
 		ret = lr_ctl_wait_tx(r->tx_ctl, TX_WAIT_MS, &complete, &doc, &summary, err, sizeof(err));
 	}
 	free(summary);
+	if (ret && !strncmp(err, LR_CTL_ENDED, strlen(LR_CTL_ENDED))) {
+		/* the agent's last word: as it said it, with its address */
+		json_object_put(doc);
+		return lr_run_fail(r, LR_EXIT_RUNTIME, "[tx] agent %s: %s", lr_ctl_agent(r->tx_ctl), err);
+	}
 	if (ret) {
 		json_object_put(doc);
 		return lr_run_fail(r, ret > 0 ? ret : LR_EXIT_RUNTIME, "[tx] %s%s", ret > 0 ? "" : "agent: ", err);

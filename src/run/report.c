@@ -164,6 +164,7 @@ int lr_run_write_json(const struct lr_run *r)
 	json_object_object_add(root, "engine", json_object_new_string(r->tx_engine ? r->tx_engine : ""));
 	json_object_object_add(root, "tx_mode", json_object_new_string(lr_run_tx_mode(r)));
 	json_object_object_add(root, "rx", json_object_new_string(r->rx.line));
+	json_object_object_add(root, "error", r->error[0] ? json_object_new_string(r->error) : NULL);
 	lr_prep_result_put(root, &r->prep);
 	for (i = 0; i < r->nsteps; i++)
 		json_object_array_add(steps, step_json(&r->steps[i]));

@@ -31,10 +31,13 @@ int lr_run_fail(struct lr_run *r, int code, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	if (r->why)
+	if (r->why) {
 		lr_escape(msg, r->why, r->whylen);
-	else
+	} else {
 		lr_err_line("linerate run: ", msg);
+		if (!r->error[0])
+			snprintf(r->error, sizeof(r->error), "%.*s", (int)sizeof(r->error) - 1, msg);
+	}
 	return code;
 }
 
@@ -209,13 +212,16 @@ static int measure(struct lr_run *r, char *err, size_t errlen)
 		ret = lr_run_steps(r);
 	if (cfg->prepare_peer)
 		release_peer(r);
-	if (r->nsteps) {
+	if (r->nsteps)
 		lr_run_print_table(r);
-		if (o->json[0] && lr_run_write_json(r) && !ret)
-			ret = LR_EXIT_RUNTIME;
-		if (o->csv[0] && lr_run_write_csv(r) && !ret)
-			ret = LR_EXIT_RUNTIME;
-	}
+	/*
+	 * A run that failed at run time (an agent that did not finish its step, say) says so in its
+	 * document too; bad input (exit 2) leaves nothing behind.
+	 */
+	if (o->json[0] && (r->nsteps || (ret == LR_EXIT_RUNTIME && r->error[0])) && lr_run_write_json(r) && !ret)
+		ret = LR_EXIT_RUNTIME;
+	if (r->nsteps && o->csv[0] && lr_run_write_csv(r) && !ret)
+		ret = LR_EXIT_RUNTIME;
 	if (lr_stop) {
 		say_interrupted(r);
 		return 128 + lr_stop;

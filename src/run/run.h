@@ -103,6 +103,7 @@ struct lr_run {
 	/* NULL: a failure is printed, one line (run); else the last one is kept here unprinted (the matrix) */
 	char *why;
 	size_t whylen;
+	char error[512];	/* run: the first failure printed, the document's "error" */
 };
 
 /*

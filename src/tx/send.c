@@ -763,8 +763,8 @@ int lr_tx_report(struct lr_tx *c, struct json_object *peer, const struct lr_rtt_
 	static const struct lr_prep_result not_asked = { .asked = false };
 	const struct lr_send_opts *o = c->o;
 	struct lr_tx_result *r;
-	struct json_object *root;
-	char err[256];
+	struct json_object *root, *v;
+	char err[256], error[512] = "";
 	double secs;
 	unsigned int i;
 	int code = LR_EXIT_OK;
@@ -775,9 +775,16 @@ int lr_tx_report(struct lr_tx *c, struct json_object *peer, const struct lr_rtt_
 		if (w->err) {
 			fprintf(stderr, "linerate send: worker %u: %s\n", w->index,
 				w->errmsg[0] ? w->errmsg : strerror(-w->err));
+			if (!error[0])
+				snprintf(error, sizeof(error), "worker %u: %s", w->index,
+					 w->errmsg[0] ? w->errmsg : strerror(-w->err));
 			code = LR_EXIT_RUNTIME;
 		}
 	}
+	/* the far end (send --peer) did not finish its test: the document's error says so too */
+	if (!error[0] && peer && json_object_object_get_ex(peer, "error", &v) &&
+	    json_object_is_type(v, json_type_string))
+		snprintf(error, sizeof(error), "%s", json_object_get_string(v));
 	r = malloc(sizeof(*r));
 	if (!r)
 		return lr_fail(LR_EXIT_RUNTIME, "send", "out of memory");
@@ -793,6 +800,7 @@ int lr_tx_report(struct lr_tx *c, struct json_object *peer, const struct lr_rtt_
 		json_object_object_add(root, "duration_s", json_object_new_double(secs));
 		json_object_object_add(root, "frame_size", json_object_new_int((int)c->frame_bytes));
 		json_object_object_add(root, "flows", json_object_new_int((int)o->flows));
+		json_object_object_add(root, "error", error[0] ? json_object_new_string(error) : NULL);
 		lr_tx_result_put(root, r);
 		if (rtt)
 			lr_rtt_result_put(root, rtt);

@@ -39,8 +39,9 @@
 #   - the management link cut mid-test, either way: the controller says the agent failed, keeps
 #     its own counts and exits 1 within 5 s; the agent's dead-man timer ends the test (its
 #     receiver's and its reflector's XDP program gone; its sender's end logged) within 3 s
-#   - the agent SIGKILLed mid-test (alone: its session ends the test itself; with its session: a
-#     crash): the controller names the agent, exits 1 within 5 s
+#   - the agent SIGKILLed mid-test (alone: its session ends the test itself and says the agent's
+#     main process died; with its session: a crash): the controller names the agent, exits 1
+#     within 5 s
 #   - SIGTERM mid-test: the controller is told the agent is stopping and exits 1 within 5 s, the
 #     agent ends the test (no XDP program) and exits 0; an idle agent exits 0, its ready file removed
 #   - the agents enter their host's namespace themselves (--netns)
@@ -571,7 +572,8 @@ background killed-agent
 wait_for_test a2 10 || lr_fail "agent killed: the test started" "$(tail -n 3 "$LR_TMP/a2.err")"
 sleep 0.5
 kill -KILL "$A2_PID"
-fails_within "agent SIGKILLed (its session ends the test)" "the agent at $A2 failed" killed-agent
+fails_within "agent SIGKILLed (its session ends the test)" \
+	"--peer $A2: the agent ended the test: the agent's main process died" killed-agent
 if clean_within "$H2" ul0 2; then
 	lr_pass "agent SIGKILLed: its session detached everything ${CLEAN_MS} ms after"
 else

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -218,9 +219,42 @@ static void test_deadman(void **state)
 		usleep(10000);
 	if (lr_now_ms() - t0 > LR_CTL_PING_MS + LR_CTL_REPLY_MS)
 		fail_msg("noticed after %lld ms", (long long)(lr_now_ms() - t0));
-	assert_string_equal(err, "no message from the controller for 300 ms: the test was ended");
+	assert_string_equal(err, "the agent ended the test: nothing from this side for 300 ms");
 	assert_true(lr_ctl_ping(c, err, sizeof(err)) < 0);
 	lr_ctl_close(c);
+}
+
+/*
+ * A signal ends the session, and its last word says whose: the agent stopping (SIGTERM sent to
+ * it), or its main process gone (the same SIGTERM, asked of the kernel, after another death). The
+ * controller's next call fails with it, and so does every call after.
+ */
+static void stopped_by(pid_t parent, const char *says)
+{
+	const struct lr_ctl_serve_opts so = { .parent = parent };
+	struct served s;
+	struct lr_ctl *c;
+	pthread_t t;
+
+	c = session_ok(&s, &so, NULL, &t);
+	lr_stop = SIGTERM;
+	pthread_join(t, NULL);
+	lr_stop = 0;
+	assert_int_equal(lr_ctl_ping(c, err, sizeof(err)), 1);
+	assert_string_equal(err, says);
+	assert_true(lr_ctl_dead(c, err, sizeof(err)));
+	assert_string_equal(err, says);
+	assert_true(lr_ctl_ping(c, err, sizeof(err)) != 0);
+	lr_ctl_close(c);
+	close(s.fd);
+}
+
+static void test_signal_ends(void **state)
+{
+	(void)state;
+	stopped_by(getppid(), "the agent ended the test: the agent is stopping (SIGTERM)");
+	/* this process is not its own parent: as after the agent's main process died */
+	stopped_by(getpid(), "the agent ended the test: the agent's main process died");
 }
 
 /* The keepalive keeps a 1 s dead-man timer quiet for as long as the controller lives. */
@@ -430,7 +464,7 @@ int main(void)
 		cmocka_unit_test(test_deadman),	    cmocka_unit_test(test_keepalive),
 		cmocka_unit_test(test_clock),	    cmocka_unit_test(test_reflect_refused),
 		cmocka_unit_test(test_paths_refused),
-		cmocka_unit_test(test_ending_before_bye),
+		cmocka_unit_test(test_ending_before_bye), cmocka_unit_test(test_signal_ends),
 	};
 
 	return cmocka_run_group_tests(tests, setup, NULL);

@@ -194,6 +194,46 @@ static void test_oversized(void **state)
 	free(pad);
 }
 
+/* Another protocol's text where a length belongs: its first line, quoted, and nothing more read. */
+static void test_foreign(void **state)
+{
+	static const char http[] = "HTTP/1.0 400 Bad request\r\nServer: x\r\n\r\n";
+	static const char ssh[] = "SSH-2.0-OpenSSH_9.6\r\n";
+	char line[200];
+
+	(void)state;
+	assert_int_equal(recv_bytes(http, sizeof(http) - 1, false, LR_MSG_MAX, 1000), -EPROTOTYPE);
+	assert_string_equal(err, "'HTTP/1.0 400 Bad request'");
+	assert_int_equal(recv_bytes(ssh, sizeof(ssh) - 1, true, LR_MSG_MAX, 1000), -EPROTOTYPE);
+	assert_string_equal(err, "'SSH-2.0-OpenSSH_9.6'");
+	/* a long line is cut, a quote in it cannot end ours, and a peer that says no more is not waited for */
+	memset(line, 'a', sizeof(line));
+	memcpy(line, "GET '/", 6);
+	assert_int_equal(recv_bytes(line, sizeof(line), true, LR_MSG_MAX, 1000), -EPROTOTYPE);
+	assert_int_equal(strlen(err), 64 + 5);
+	assert_int_equal(strncmp(err, "'GET \"/aaa", 10), 0);
+	assert_int_equal(recv_bytes("HTTP", 4, true, LR_MSG_MAX, 1000), -EPROTOTYPE);
+	assert_string_equal(err, "'HTTP'");
+}
+
+/* A reader late past its deadline (stopped, say) still takes the message that waits for it. */
+static void test_late_reader(void **state)
+{
+	struct json_object *got = NULL;
+	char buf[64];
+	size_t len = quit_frame(buf);
+	int sv[2];
+
+	(void)state;
+	pair(sv);
+	put_all(sv[0], buf, len);
+	assert_int_equal(lr_msg_recv(sv[1], LR_MSG_MAX, 0, &got, err, sizeof(err)), 0);
+	assert_string_equal(lr_msg_type(got), "quit");
+	json_object_put(got);
+	close(sv[0]);
+	close(sv[1]);
+}
+
 /* @body as one whole frame: what the reader says about it. */
 static int recv_body(const char *body, size_t body_len)
 {
@@ -492,6 +532,7 @@ int main(void)
 		cmocka_unit_test(test_endpoint_refuses), cmocka_unit_test(test_endpoint_protocol),
 		cmocka_unit_test(test_endpoint_hello_first),
 		cmocka_unit_test(test_prepare_rx),	 cmocka_unit_test(test_reader),
+		cmocka_unit_test(test_foreign),		 cmocka_unit_test(test_late_reader),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
