@@ -264,7 +264,7 @@ LR_INLINE void lr_rx_count_eot(struct lr_rx_counters *c, struct lr_flow_state *s
 {
 	c->eot++;
 	st->eot_sent = pkt->seq;
-	st->eot_flows = (__u32)(pkt->tail >> 48);
+	st->eot_flows = lr_eot_flows(pkt->tail);
 	__sync_fetch_and_add(&st->eot_seen, 1);
 }
 

@@ -54,12 +54,23 @@ LR_INLINE __u16 lr_src_port_base(__u32 flows)
 	return flows > 65536 - LR_DEFAULT_SRC_PORT ? (__u16)(65536 - flows) : LR_DEFAULT_SRC_PORT;
 }
 
+/*
+ * The flow count of a test from an end-of-test marker's tail: its top 16
+ * bits, where LR_MAX_FLOWS (65536) is written as 0 (a test has a flow).
+ */
+LR_INLINE __u32 lr_eot_flows(__u64 tail)
+{
+	__u32 n = (__u32)(tail >> 48);
+
+	return n ? n : LR_MAX_FLOWS;
+}
+
 /* Big-endian on the wire, every field. */
 struct lr_probe {
 	__u8 magic[2];
 	__u8 flow[2];
 	__u8 seq[6];	/* data: sequence in flow; EOT: frames the sender sent on the flow */
-	__u8 tail[8];	/* data: CLOCK_MONOTONIC ns at queueing; EOT: flows in test (2 B), 0 */
+	__u8 tail[8];	/* data: CLOCK_MONOTONIC ns at queueing; EOT: flows in test (2 B, 0: 65536), 0 */
 } __attribute__((packed));
 
 enum lr_pkt_kind {
