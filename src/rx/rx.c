@@ -361,6 +361,20 @@ int lr_rx_begin(const struct lr_recv_opts *o, struct lr_rx *rx, char *line, size
 		lr_rx_capture_abort(rx);
 		return ret == -ENOMEM ? LR_EXIT_RUNTIME : LR_EXIT_USAGE;
 	}
+	/*
+	 * Auto, and XDP refused because a program holds the hook: that program
+	 * runs before any socket, so AF_PACKET would count what it lets by (a
+	 * second linerate receiver drops every test frame: 0). Refused, unless
+	 * the user asked for the packet engine.
+	 */
+	if (n > 1 && rx->ops == &lr_rx_packet && ch.tried[0].err == -EBUSY) {
+		snprintf(err, errlen, "%s: the packet engine would count only what that program passes on (--engine "
+			 "packet forces it)", ch.tried[0].why);
+		rx->ops->close(rx);
+		rx->ops = NULL;
+		lr_rx_capture_abort(rx);
+		return LR_EXIT_USAGE;
+	}
 	lr_choice_why(&ch, why, sizeof(why));
 	/* auto chose: say which given option the chosen engine has no use for */
 	if (rx->ops == &lr_rx_xdp && o->workers_set)

@@ -39,6 +39,9 @@ struct lr_rx_ops {
 extern const struct lr_rx_ops lr_rx_xdp;
 extern const struct lr_rx_ops lr_rx_packet;
 
+/* What holds @ifindex's XDP hook, in words ("linerate's receiver (program xdp_count, id 42, pid 7 linerate)"). */
+void lr_rx_xdp_holder(int ifindex, char *buf, size_t len);
+
 struct lr_rx {
 	const struct lr_recv_opts *o;
 	struct lr_if ifc;
