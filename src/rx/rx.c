@@ -85,6 +85,10 @@ void lr_flow_totals(const struct lr_flow_state *table, struct lr_flow_totals *t)
 			t->fwd_late += st->fwd_late;
 			t->fwd_dups += st->fwd_dups;
 			t->lost += (int64_t)st->eot_sent - (int64_t)(packets - dups);
+			if (st->other_id && !t->flows_shared++) {
+				t->run_ids[0] = st->test_id;
+				t->run_ids[1] = st->other_id;
+			}
 		} else {
 			t->settled = false;
 			t->lost += (int64_t)gaps - (int64_t)late;
@@ -150,6 +154,10 @@ int lr_rx_collect(struct lr_rx *rx, struct lr_rx_result *r)
 	r->flows_eot = t.flows_eot;
 	r->flows_announced = t.flows_announced;
 	r->settled = t.settled;
+	r->have_shared = t.flows_shared > 0;
+	r->flows_shared = t.flows_shared;
+	r->run_ids[0] = t.run_ids[0];
+	r->run_ids[1] = t.run_ids[1];
 	/* rates over the span the frames actually arrived in, not the time spent waiting */
 	r->active_s = s->last_ns > s->first_ns ? (double)(s->last_ns - s->first_ns) / NS : 0;
 	/* frames up to each CPU's last clock read (lr_rx_wants_clock()): under LR_RX_CLOCK_EVERY short per CPU */

@@ -80,6 +80,9 @@ struct lr_flow_totals {
 	int64_t lost;	/* markers settle a flow's loss; open gaps stand for it until then */
 	unsigned int flows, flows_eot, flows_announced;
 	bool settled;	/* every flow with frames has its marker, and every flow announced */
+	/* flows whose markers carried two run ids (two senders), and the first such flow's two ids */
+	unsigned int flows_shared;
+	uint32_t run_ids[2];
 };
 
 void lr_flow_totals(const struct lr_flow_state *flows, struct lr_flow_totals *t);

@@ -93,6 +93,10 @@ struct lr_rx_result {
 	int64_t lost;	/* markers settle it; else open sequence gaps */
 	unsigned int flows, flows_eot, flows_announced;
 	bool settled;	/* "tail_settled": every flow's marker is in */
+	/* "shared_flows" (null when 0): flows whose markers carried two run ids, the first such pair */
+	bool have_shared;
+	unsigned int flows_shared;
+	uint32_t run_ids[2];
 	double active_s;	/* first to last data frame */
 	double pps;	/* over active_s */
 	uint64_t lat_count, lat_min, lat_p50, lat_p90, lat_p99, lat_p999, lat_max, lat_mean;
