@@ -195,6 +195,17 @@ int lr_rx_collect(struct lr_rx *rx, struct lr_rx_result *r)
 		lr_dev_counters_read(rx->o->ifname, &now);
 		lr_dev_counters_delta(&d, &rx->dev0, &now);
 		r->device = (struct lr_dev_result){ d.rx_packets, d.rx_dropped, d.drv_drops };
+		/*
+		 * XDP runs on every frame the device receives: one it counted that
+		 * the program never ran on went past our hook (another program
+		 * first, or a tc redirect into this namespace).
+		 */
+		if (rx->ops == &lr_rx_xdp) {
+			uint64_t runs = lr_rx_result_runs(r);
+
+			r->have_unseen = true;
+			r->unseen = d.rx_packets > runs ? d.rx_packets - runs : 0;
+		}
 	}
 	if (rx->timed) {
 		uint64_t ns, runs;
