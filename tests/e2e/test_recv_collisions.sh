@@ -20,7 +20,7 @@
 #      receiver, its program id and the first receiver's pid; with --engine packet it runs (exit 0)
 #   2. one sender (lr_exchange): rx.shared_flows null, no "two senders" line, rx.unseen below the
 #      margin and no "did not see" line
-#   3. two sends on the same 4 flows into one recv: the summary's "two senders use the same flows
+#   3. two sends on the same 4 flows into one recv (xdp, then packet): the summary's "two senders use the same flows
 #      (run ids A and B, on 4 flows)" line, rx.shared_flows {flows 4, run_id A, other_run_id B},
 #      A != B, both non-zero
 #   4. 3000 frames redirected past native XDP: rx.packets 0, rx.unseen >= 3000 and the summary's
@@ -68,38 +68,42 @@ lr_check "one sender: rx.unseen <= 16" "$(lr_jget "$R" .rx.unseen)" "<=" 16
 lr_check_cmd "one sender: no 'two senders' line" bash -c "! grep -q 'two senders' '$LR_TMP/recv.err'"
 lr_check_cmd "one sender: no 'did not see' line" bash -c "! grep -q 'did not see' '$LR_TMP/recv.err'"
 
-# ---- 3. two senders, same flows
-lr_log "== case 3: two senders on the same flows"
-rm -f "$LR_TMP/ready" "$R"
-lr_spawn recv2 ip netns exec "$RCV" "$LINERATE" recv -i rcv0 --duration 4 --json "$R" --ready-file "$LR_TMP/ready"
-R2=$LR_LAST_PID
-lr_wait_for_file "$LR_TMP/ready" 15 "$R2" || lr_die "recv never became ready"
-for i in 1 2; do
-	lr_spawn "send$i" ip netns exec "$SND" "$LINERATE" send -i snd0 --engine packet --dst-ip 198.18.0.2 \
-		--flows 4 --count 4000 --rate 10kpps --json "$LR_TMP/send$i.json"
-	eval "S$i=\$LR_LAST_PID"
+# ---- 3. two senders, same flows (with each receive engine: the marker accounting is shared)
+for ENG in xdp packet; do
+	lr_log "== case 3: two senders on the same flows, recv --engine $ENG"
+	rm -f "$LR_TMP/ready" "$R"
+	lr_spawn "recv2-$ENG" ip netns exec "$RCV" "$LINERATE" recv -i rcv0 --engine "$ENG" --duration 4 --json "$R" \
+		--ready-file "$LR_TMP/ready"
+	R2=$LR_LAST_PID
+	lr_wait_for_file "$LR_TMP/ready" 15 "$R2" || lr_die "recv never became ready"
+	for i in 1 2; do
+		lr_spawn "send$i" ip netns exec "$SND" "$LINERATE" send -i snd0 --engine packet --dst-ip 198.18.0.2 \
+			--flows 4 --count 4000 --rate 10kpps --json "$LR_TMP/send$i.json"
+		eval "S$i=\$LR_LAST_PID"
+	done
+	RC1=0
+	RC2=0
+	lr_wait_pid "$S1" 20 || RC1=$?
+	lr_wait_pid "$S2" 20 || RC2=$?
+	RC=0
+	lr_wait_pid "$R2" 20 || RC=$?
+	lr_show_file "$LR_TMP/recv2-$ENG.err"
+	C="two senders [$ENG]"
+	lr_check "$C: send exit codes" "$RC1$RC2" == 00
+	lr_check "$C: recv exit code" "$RC" == 0
+	lr_jvalid "$R"
+	A=$(lr_jget "$R" .rx.shared_flows.run_id)
+	B=$(lr_jget "$R" .rx.shared_flows.other_run_id)
+	lr_check "$C: rx.shared_flows.flows" "$(lr_jget "$R" .rx.shared_flows.flows)" == 4
+	lr_check "$C: run_id non-zero" "$A" ">" 0
+	lr_check "$C: other_run_id non-zero" "$B" ">" 0
+	lr_check "$C: two different run ids" "$(jq -r '.rx.shared_flows | .run_id != .other_run_id' "$R")" == true
+	if lr_is_num "$A" && lr_is_num "$B"; then
+		WANT=$(printf '  warning   two senders use the same flows (run ids %08x and %08x, on 4 flows): their sequences mix, so lost, reordered and duplicates do not describe either' "$A" "$B")
+		lr_check "$C: the summary says so, with both run ids" \
+			"$(grep 'two senders' "$LR_TMP/recv2-$ENG.err")" == "$WANT"
+	fi
 done
-RC1=0
-RC2=0
-lr_wait_pid "$S1" 20 || RC1=$?
-lr_wait_pid "$S2" 20 || RC2=$?
-RC=0
-lr_wait_pid "$R2" 20 || RC=$?
-lr_show_file "$LR_TMP/recv2.err"
-lr_check "two senders: send exit codes" "$RC1$RC2" == 00
-lr_check "two senders: recv exit code" "$RC" == 0
-lr_jvalid "$R"
-A=$(lr_jget "$R" .rx.shared_flows.run_id)
-B=$(lr_jget "$R" .rx.shared_flows.other_run_id)
-lr_check "two senders: rx.shared_flows.flows" "$(lr_jget "$R" .rx.shared_flows.flows)" == 4
-lr_check "two senders: run_id non-zero" "$A" ">" 0
-lr_check "two senders: other_run_id non-zero" "$B" ">" 0
-lr_check "two senders: two different run ids" "$(jq -r '.rx.shared_flows | .run_id != .other_run_id' "$R")" == true
-if lr_is_num "$A" && lr_is_num "$B"; then
-	WANT=$(printf '  warning   two senders use the same flows (run ids %08x and %08x, on 4 flows): their sequences mix, so lost, reordered and duplicates do not describe either' "$A" "$B")
-	lr_check "two senders: the summary says so, with both run ids" \
-		"$(grep 'two senders' "$LR_TMP/recv2.err")" == "$WANT"
-fi
 
 # ---- 4. frames redirected past the XDP hook
 lr_log "== case 4: frames that bypass XDP"
