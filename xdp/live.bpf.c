@@ -15,7 +15,7 @@ const volatile __u64 cfg_head[LR_LIVE_HEAD_WORDS];
 const volatile __u32 cfg_head_words;
 /* send --rtt: round-trip frames for a reflector ("LT", "LU"), with 32-bit stamps */
 const volatile __u8 cfg_rtt;
-const volatile __u32 cfg_rtt_id;	/* the test's id, in every round-trip frame and marker */
+const volatile __u32 cfg_rtt_id;	/* the run id, in every marker and round-trip frame */
 /*
  * --pcap: the program copies chosen data frames to the samples ring. A
  * constant, so that when it is off the verifier prunes the sampling code

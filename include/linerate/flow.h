@@ -35,8 +35,13 @@ struct lr_flow_state {
 	 */
 	__u32 fwd_late;
 	__u32 fwd_dups;
-	__u32 test_id;	/* at a reflector: the test the flow's counts belong to */
-	__u32 reserved;
+	/*
+	 * At a reflector: the test the flow's counts belong to. At a receiver:
+	 * the run id of the first marker on the flow, and another marker's
+	 * run id when one differed: two senders on one flow.
+	 */
+	__u32 test_id;
+	__u32 other_id;
 };
 
 enum lr_flow_verdict {
@@ -264,7 +269,13 @@ LR_INLINE void lr_rx_count_eot(struct lr_rx_counters *c, struct lr_flow_state *s
 {
 	c->eot++;
 	st->eot_sent = pkt->seq;
-	st->eot_flows = (__u32)(pkt->tail >> 48);
+	st->eot_flows = lr_eot_flows(pkt->tail);
+	if (pkt->tid) {
+		if (!st->test_id)
+			st->test_id = pkt->tid;
+		else if (pkt->tid != st->test_id)
+			st->other_id = pkt->tid;
+	}
 	__sync_fetch_and_add(&st->eot_seen, 1);
 }
 

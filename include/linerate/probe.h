@@ -54,12 +54,28 @@ LR_INLINE __u16 lr_src_port_base(__u32 flows)
 	return flows > 65536 - LR_DEFAULT_SRC_PORT ? (__u16)(65536 - flows) : LR_DEFAULT_SRC_PORT;
 }
 
+/*
+ * The flow count of a test from an end-of-test marker's tail: its top 16
+ * bits, where LR_MAX_FLOWS (65536) is written as 0 (a test has a flow).
+ */
+LR_INLINE __u32 lr_eot_flows(__u64 tail)
+{
+	__u32 n = (__u32)(tail >> 48);
+
+	return n ? n : LR_MAX_FLOWS;
+}
+
 /* Big-endian on the wire, every field. */
 struct lr_probe {
 	__u8 magic[2];
 	__u8 flow[2];
 	__u8 seq[6];	/* data: sequence in flow; EOT: frames the sender sent on the flow */
-	__u8 tail[8];	/* data: CLOCK_MONOTONIC ns at queueing; EOT: flows in test (2 B), 0 */
+	/*
+	 * data: CLOCK_MONOTONIC ns at queueing; EOT: flows in test (2 B, 0:
+	 * 65536), 0 (2 B), the sender's run id (4 B: random, never 0; 0 from
+	 * senders before it), which tells a receiver two senders share a flow
+	 */
+	__u8 tail[8];
 } __attribute__((packed));
 
 enum lr_pkt_kind {
@@ -84,7 +100,7 @@ struct lr_pkt {
 	__u32 flow;
 	__u32 len;	/* bytes from the Ethernet header on (no FCS) */
 	__u32 probe_off;	/* offset of the probe header in the frame */
-	__u32 tid;	/* a round trip on its way out ("LT", "LU"): the sender's test id, never 0 */
+	__u32 tid;	/* the sender's run id: a marker's ("LE", "LU") or a round trip's ("LT"); 0: none */
 	__u8 rtt;	/* a round-trip frame: the timestamp is 32 bits, latency modulo 2^32 */
 	__u8 reflect;	/* data or marker on its way to a reflector ("LT", "LU") */
 };
@@ -317,6 +333,7 @@ LR_INLINE int lr_parse(const void *data, const void *end, __u16 dport, struct lr
 	case LR_MAGIC_DATA:
 		return LR_PKT_DATA;
 	case LR_MAGIC_EOT:
+		out->tid = (__u32)out->tail;
 		return LR_PKT_EOT;
 	case LR_MAGIC_RTT:
 		out->tid = (__u32)out->tail;

@@ -82,6 +82,14 @@ void lr_rx_summary(const struct lr_rx_context *x, const struct lr_rx_result *r)
 	if (r->bad_flow)
 		fprintf(stderr, "  warning   %llu test frames with an out-of-range flow id\n",
 			(unsigned long long)r->bad_flow);
+	if (r->have_shared)
+		fprintf(stderr, "  warning   two senders use the same flows (run ids %08x and %08x, on %u flow%s): their "
+			"sequences mix, so lost, reordered and duplicates do not describe either\n", r->run_ids[0],
+			r->run_ids[1], r->flows_shared, r->flows_shared == 1 ? "" : "s");
+	if (lr_rx_unseen_warn(r))
+		fprintf(stderr, "  warning   the interface received %llu frames that the XDP program did not see: another "
+			"program runs before ours, or the frames bypass XDP (a tc redirect into this namespace); try "
+			"--xdp-mode generic\n", (unsigned long long)r->unseen);
 }
 
 /* The document's own keys beside the result (frame_size is derived, so only written). */

@@ -85,6 +85,10 @@ void lr_flow_totals(const struct lr_flow_state *table, struct lr_flow_totals *t)
 			t->fwd_late += st->fwd_late;
 			t->fwd_dups += st->fwd_dups;
 			t->lost += (int64_t)st->eot_sent - (int64_t)(packets - dups);
+			if (st->other_id && !t->flows_shared++) {
+				t->run_ids[0] = st->test_id;
+				t->run_ids[1] = st->other_id;
+			}
 		} else {
 			t->settled = false;
 			t->lost += (int64_t)gaps - (int64_t)late;
@@ -150,6 +154,10 @@ int lr_rx_collect(struct lr_rx *rx, struct lr_rx_result *r)
 	r->flows_eot = t.flows_eot;
 	r->flows_announced = t.flows_announced;
 	r->settled = t.settled;
+	r->have_shared = t.flows_shared > 0;
+	r->flows_shared = t.flows_shared;
+	r->run_ids[0] = t.run_ids[0];
+	r->run_ids[1] = t.run_ids[1];
 	/* rates over the span the frames actually arrived in, not the time spent waiting */
 	r->active_s = s->last_ns > s->first_ns ? (double)(s->last_ns - s->first_ns) / NS : 0;
 	/* frames up to each CPU's last clock read (lr_rx_wants_clock()): under LR_RX_CLOCK_EVERY short per CPU */
@@ -187,6 +195,17 @@ int lr_rx_collect(struct lr_rx *rx, struct lr_rx_result *r)
 		lr_dev_counters_read(rx->o->ifname, &now);
 		lr_dev_counters_delta(&d, &rx->dev0, &now);
 		r->device = (struct lr_dev_result){ d.rx_packets, d.rx_dropped, d.drv_drops };
+		/*
+		 * XDP runs on every frame the device receives: one it counted that
+		 * the program never ran on went past our hook (another program
+		 * first, or a tc redirect into this namespace).
+		 */
+		if (rx->ops == &lr_rx_xdp) {
+			uint64_t runs = lr_rx_result_runs(r);
+
+			r->have_unseen = true;
+			r->unseen = d.rx_packets > runs ? d.rx_packets - runs : 0;
+		}
 	}
 	if (rx->timed) {
 		uint64_t ns, runs;
@@ -364,6 +383,20 @@ int lr_rx_begin(const struct lr_recv_opts *o, struct lr_rx *rx, char *line, size
 		rx->ops = NULL;
 		lr_rx_capture_abort(rx);
 		return ret == -ENOMEM ? LR_EXIT_RUNTIME : LR_EXIT_USAGE;
+	}
+	/*
+	 * Auto, and XDP refused because a program holds the hook: that program
+	 * runs before any socket, so AF_PACKET would count what it lets by (a
+	 * second linerate receiver drops every test frame: 0). Refused, unless
+	 * the user asked for the packet engine.
+	 */
+	if (n > 1 && rx->ops == &lr_rx_packet && ch.tried[0].err == -EBUSY) {
+		snprintf(err, errlen, "%s: the packet engine would count only what that program passes on (--engine "
+			 "packet forces it)", ch.tried[0].why);
+		rx->ops->close(rx);
+		rx->ops = NULL;
+		lr_rx_capture_abort(rx);
+		return LR_EXIT_USAGE;
 	}
 	lr_choice_why(&ch, why, sizeof(why));
 	/* auto chose: say which given option the chosen engine has no use for */

@@ -39,6 +39,9 @@ struct lr_rx_ops {
 extern const struct lr_rx_ops lr_rx_xdp;
 extern const struct lr_rx_ops lr_rx_packet;
 
+/* What holds @ifindex's XDP hook, in words ("linerate's receiver (program xdp_count, id 42, pid 7 linerate)"). */
+void lr_rx_xdp_holder(int ifindex, char *buf, size_t len);
+
 struct lr_rx {
 	const struct lr_recv_opts *o;
 	struct lr_if ifc;
@@ -77,6 +80,9 @@ struct lr_flow_totals {
 	int64_t lost;	/* markers settle a flow's loss; open gaps stand for it until then */
 	unsigned int flows, flows_eot, flows_announced;
 	bool settled;	/* every flow with frames has its marker, and every flow announced */
+	/* flows whose markers carried two run ids (two senders), and the first such flow's two ids */
+	unsigned int flows_shared;
+	uint32_t run_ids[2];
 };
 
 void lr_flow_totals(const struct lr_flow_state *flows, struct lr_flow_totals *t);

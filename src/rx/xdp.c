@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* XDP receive backend: loads the embedded program, attaches it by bpf_link, reads its maps and sample ring. */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -118,6 +120,96 @@ static void xdp_close(struct lr_rx *rx)
 	rx->priv = NULL;
 }
 
+/* Whether a /proc fdinfo file holds "prog_id:\t@id" (a bpf_link's or a program's fd). */
+static bool fdinfo_has_prog(int dirfd, const char *name, __u32 id)
+{
+	char buf[1024], want[32];
+	ssize_t n;
+	int fd;
+
+	fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	snprintf(want, sizeof(want), "prog_id:\t%u\n", id);
+	return strstr(buf, want) != NULL;
+}
+
+/* A process (visible from here) holding an fd of program @id, its link's most often; 0 if none is. */
+static int prog_holder_pid(__u32 id)
+{
+	DIR *proc = opendir("/proc"), *d;
+	struct dirent *p, *e;
+	char path[300];
+	int pid = 0;
+
+	if (!proc)
+		return 0;
+	while (!pid && (p = readdir(proc))) {
+		if (p->d_name[0] < '1' || p->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/fdinfo", p->d_name);
+		d = opendir(path);
+		if (!d)
+			continue;
+		while ((e = readdir(d)))
+			if (e->d_name[0] != '.' && fdinfo_has_prog(dirfd(d), e->d_name, id)) {
+				pid = atoi(p->d_name);
+				break;
+			}
+		closedir(d);
+	}
+	closedir(proc);
+	return pid;
+}
+
+/*
+ * What holds @ifindex's XDP hook, for the user: "linerate's receiver
+ * (program xdp_count, id 42, pid 1234 linerate)", or another program's
+ * name and id; "" when the hook cannot be read.
+ */
+void lr_rx_xdp_holder(int ifindex, char *buf, size_t len)
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+	struct bpf_prog_info info;
+	__u32 ilen = sizeof(info), id;
+	char comm[32] = "", who[80] = "", path[48];
+	int fd, pid;
+
+	buf[0] = '\0';
+	if (bpf_xdp_query(ifindex, 0, &q))
+		return;
+	id = q.prog_id ? q.prog_id : q.drv_prog_id ? q.drv_prog_id : q.skb_prog_id ? q.skb_prog_id : q.hw_prog_id;
+	if (!id)
+		return;
+	memset(&info, 0, sizeof(info));
+	fd = bpf_prog_get_fd_by_id(id);
+	if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &ilen))
+		info.name[0] = '\0';
+	if (fd >= 0)
+		close(fd);
+	pid = prog_holder_pid(id);
+	if (pid) {
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+		f = fopen(path, "r");
+		if (f) {
+			if (fgets(comm, sizeof(comm), f))
+				comm[strcspn(comm, "\n")] = '\0';
+			fclose(f);
+		}
+		snprintf(who, sizeof(who), ", pid %d%s%s", pid, comm[0] ? " " : "", comm);
+	}
+	snprintf(buf, len, "%s(program %s, id %u%s)", !strcmp(info.name, "xdp_count") ? "linerate's receiver " :
+		 !strcmp(info.name, "xdp_reflect") ? "linerate's reflector " : "", info.name[0] ? info.name : "?", id,
+		 who);
+}
+
 /* bpf_link in native mode, else generic; a killed process leaves nothing attached. */
 static int attach(struct lr_rx *rx, struct xdp_priv *x, char *why, size_t len)
 {
@@ -147,9 +239,15 @@ static int attach(struct lr_rx *rx, struct xdp_priv *x, char *why, size_t len)
 	}
 	err = -errno;
 fail:
-	if (err == -EBUSY || err == -EEXIST)
-		snprintf(why, len, "%s already has an XDP program attached; detach it first (ip link set dev %s xdp off)",
-			 o->ifname, o->ifname);
+	if (err == -EBUSY || err == -EEXIST) {
+		char holder[192];
+
+		lr_rx_xdp_holder(rx->ifc.ifindex, holder, sizeof(holder));
+		snprintf(why, len, "%s already has an XDP program attached%s%s; detach it first (ip link set dev %s xdp "
+			 "off)", o->ifname, holder[0] ? ": " : "", holder, o->ifname);
+		/* busy in one mode is busy in the other: the program holds the interface */
+		err = -EBUSY;
+	}
 	else if (err == -EPERM)
 		snprintf(why, len, "attaching XDP to %s needs root (CAP_NET_ADMIN, CAP_BPF)", o->ifname);
 	else

@@ -250,11 +250,15 @@ static int kick(struct lr_worker *w, struct xsk_priv *x)
 static int afxdp_tx(struct lr_worker *w, unsigned int budget)
 {
 	struct xsk_priv *x = w->engine;
-	uint32_t idx, n, i;
+	uint32_t idx, n, i, room;
 	int err;
 
 	reap(w, x);
 	n = budget < x->nfree ? budget : x->nfree;
+	/* a reservation is all or nothing: ask only for what the ring has room for now */
+	room = n ? xsk_prod_nb_free(&x->tx, n) : 0;
+	if (room < n)
+		n = room;
 	if (n)
 		n = xsk_ring_prod__reserve(&x->tx, n, &idx);
 	if (n < budget)

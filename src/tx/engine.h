@@ -164,7 +164,7 @@ static inline unsigned int lr_worker_replay(struct lr_worker *w, uint8_t *pkt)
 		f = &r->fr->f[r->eot_frame];
 		__builtin_memcpy(pkt, f->data, f->len);
 		lr_frame_stamp_udp(pkt, f->len, r->dport, LR_MAGIC_EOT, (uint16_t)flow, w->flow_seq[k],
-				   (uint64_t)w->flows_total << 48);
+				   ((uint64_t)w->flows_total << 48) | w->tmpl->rtt_id);
 		return f->len;
 	}
 	f = &r->fr->f[r->pos];

@@ -31,7 +31,7 @@ struct lr_tmpl {
 	uint32_t csum_base;	/* UDP checksum sum with source port and probe zeroed, unfolded */
 	uint16_t src_port;
 	int family;
-	uint32_t rtt_id;	/* send --rtt: this test's id, in every round-trip frame and marker; never 0 */
+	uint32_t rtt_id;	/* this send's run id, in every marker and round-trip frame; random, never 0 */
 };
 
 /* Smallest frame (incl. FCS) that carries a probe for @family. */

@@ -180,8 +180,12 @@ static int prepare(struct lr_tx *c)
 	ret = lr_frame_build(&spec, &c->tmpl);
 	if (ret)
 		return lr_fail(LR_EXIT_USAGE, "send", "cannot build a %u-byte frame: %s", o->size, strerror(-ret));
-	/* round trips: an id of this test, so a reflector that stays up starts each flow's counts over */
-	if (o->rtt) {
+	/*
+	 * A run id in every marker, so a receiver sees two senders on one flow;
+	 * in round trips in every frame too, so a reflector that stays up
+	 * starts each flow's counts over.
+	 */
+	{
 		uint32_t id = 0;
 
 		while (!id)

@@ -99,8 +99,23 @@ static void data_end_barrier(struct lr_worker *w, bool wait)
 		sleep_ns(100000);
 }
 
+/* Frames per tx() call: the worker's own (set by open), the engine's, or --batch. */
+static unsigned int worker_batch(const struct lr_worker *w)
+{
+	return w->batch ? w->batch : w->ops->batch ? w->ops->batch : w->opts->batch;
+}
+
+/*
+ * Every owned flow's marker, eot_repeat times. A burst goes in pieces of
+ * one batch: a ring takes what it has room for, never more than it holds
+ * (an AF_XDP reservation is all or nothing), so a worker with more flows
+ * than ring slots waits on completions between pieces. A round that could
+ * not queue all its markers in time fails the send: the receiver could not
+ * settle the flows left out, and a clean exit would hide it.
+ */
 static int send_markers(struct lr_worker *w)
 {
+	const unsigned int batch = worker_batch(w);
 	unsigned int r;
 	int n;
 
@@ -114,12 +129,19 @@ static int send_markers(struct lr_worker *w)
 
 		w->flow_cur = 0;
 		while (left && lr_now_ns() < end) {
-			n = w->ops->tx(w, left);
+			n = w->ops->tx(w, left < batch ? left : batch);
 			if (n < 0)
 				return n;
 			left -= (unsigned int)n;
 			if (!n)
 				sleep_ns(20000);
+		}
+		if (left) {
+			snprintf(w->errmsg, sizeof(w->errmsg),
+				 "%u of the %u end-of-test markers of round %u (one per flow) could not be queued in %llu s: "
+				 "the receiver cannot settle those flows",
+				 left, w->nflows, r + 1, (unsigned long long)(DRAIN_TIMEOUT_NS / NS));
+			return -ETIMEDOUT;
 		}
 		drain(w, DRAIN_TIMEOUT_NS);
 		sleep_ns(EOT_GAP_NS);
@@ -197,7 +219,7 @@ static int send_timed(struct lr_worker *w)
 
 static int send_data(struct lr_worker *w)
 {
-	const unsigned int batch = w->batch ? w->batch : w->ops->batch ? w->ops->batch : w->opts->batch;
+	const unsigned int batch = worker_batch(w);
 	const uint64_t slice_ns = w->slice_ns ? w->slice_ns : w->ops->slice_ns;
 	const uint64_t timens = (uint64_t)lr_timens_offset_ns();
 	struct lr_pacer pacer;

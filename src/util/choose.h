@@ -21,7 +21,7 @@ struct lr_choice {
 	struct {
 		const char *name;
 		int err;
-		char why[192];
+		char why[256];
 	} tried[LR_CHOICE_MAX];
 };
 

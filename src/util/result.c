@@ -208,6 +208,11 @@ static const struct lr_jfield rx_pcap_fields[] = {
 	{ NULL }
 };
 
+bool lr_rx_unseen_warn(const struct lr_rx_result *r)
+{
+	return r->have_unseen && r->unseen > LR_RX_UNSEEN_MIN && r->unseen > r->device.packets / LR_RX_UNSEEN_PER;
+}
+
 uint64_t lr_rx_result_runs(const struct lr_rx_result *r)
 {
 	return r->packets + r->eot + r->foreign + r->bad_flow;
@@ -245,6 +250,13 @@ static const struct lr_jfield rx_prog_fields[] = {
 	{ NULL }
 };
 
+static const struct lr_jfield rx_shared_fields[] = {
+	F("flows", LR_J_UINT, struct lr_rx_result, flows_shared),
+	F("run_id", LR_J_UINT, struct lr_rx_result, run_ids[0]),
+	F("other_run_id", LR_J_UINT, struct lr_rx_result, run_ids[1]),
+	{ NULL }
+};
+
 static const struct lr_jfield rx_fields[] = {
 	F("packets", LR_J_U64, struct lr_rx_result, packets),
 	F("bytes", LR_J_U64, struct lr_rx_result, bytes),
@@ -260,6 +272,8 @@ static const struct lr_jfield rx_fields[] = {
 	F("flows", LR_J_UINT, struct lr_rx_result, flows),
 	F("flows_eot", LR_J_UINT, struct lr_rx_result, flows_eot),
 	F("flows_announced", LR_J_UINT, struct lr_rx_result, flows_announced),
+	{ "unseen", LR_J_U64_NULL, offsetof(struct lr_rx_result, unseen), offsetof(struct lr_rx_result, have_unseen) },
+	{ "shared_flows", LR_J_OBJ_NULL, 0, offsetof(struct lr_rx_result, have_shared), .sub = rx_shared_fields },
 	F("eot_markers", LR_J_U64, struct lr_rx_result, eot),
 	F("bad_flow", LR_J_U64, struct lr_rx_result, bad_flow),
 	F("ring_drops", LR_J_U64, struct lr_rx_result, ring_drops),

@@ -93,6 +93,16 @@ struct lr_rx_result {
 	int64_t lost;	/* markers settle it; else open sequence gaps */
 	unsigned int flows, flows_eot, flows_announced;
 	bool settled;	/* "tail_settled": every flow's marker is in */
+	/* "shared_flows" (null when 0): flows whose markers carried two run ids, the first such pair */
+	/*
+	 * "unseen" (null without an XDP program or device counters): frames
+	 * the interface counted received that the program never ran on
+	 */
+	bool have_unseen;
+	uint64_t unseen;
+	bool have_shared;
+	unsigned int flows_shared;
+	uint32_t run_ids[2];
 	double active_s;	/* first to last data frame */
 	double pps;	/* over active_s */
 	uint64_t lat_count, lat_min, lat_p50, lat_p90, lat_p99, lat_p999, lat_max, lat_mean;
@@ -122,6 +132,16 @@ struct lr_rx_result {
  * inside each run's time; NaN with fewer than LR_PROG_MIN_RUNS counted.
  */
 double lr_rx_prog_ns_per_run(const struct lr_rx_prog *p);
+
+/*
+ * The summary warns of unseen frames above this margin: more than
+ * LR_RX_UNSEEN_MIN and more than one in LR_RX_UNSEEN_PER of what the
+ * interface received (frames arriving between detach and the last counter
+ * read, on a busy interface).
+ */
+#define LR_RX_UNSEEN_MIN 16
+#define LR_RX_UNSEEN_PER 1000
+bool lr_rx_unseen_warn(const struct lr_rx_result *r);
 
 /* Frames the receiver's program ran on: test frames, markers, foreign and out-of-range ones. */
 uint64_t lr_rx_result_runs(const struct lr_rx_result *r);

@@ -570,6 +570,54 @@ static void test_rx_count_offset_random(void **state)
 	free(b);
 }
 
+/* A marker announces its test's flow count in 16 bits: 65536 flows are written as 0, and read back. */
+static void test_rx_count_eot_flows(void **state)
+{
+	static const __u32 counts[] = { 1, 2048, 2049, 65535, 65536 };
+	struct lr_rx_counters *c = calloc(1, sizeof(*c));
+	unsigned int i;
+
+	(void)state;
+	assert_non_null(c);
+	for (i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
+		struct lr_flow_state st = { 0 };
+		struct lr_pkt pkt = { .seq = 7, .tail = (__u64)(counts[i] & 0xffff) << 48 };
+
+		lr_rx_count_eot(c, &st, &pkt);
+		assert_int_equal(st.eot_flows, counts[i]);
+		assert_int_equal(st.eot_seen, 1);
+		assert_true(st.eot_sent == 7);
+	}
+	free(c);
+}
+
+/* Markers of one flow with two run ids: the first kept, the other noted; id 0 (an older sender) neither. */
+static void test_rx_count_eot_run_ids(void **state)
+{
+	struct lr_rx_counters *c = calloc(1, sizeof(*c));
+	struct lr_flow_state st = { 0 };
+	struct lr_pkt pkt = { .seq = 7, .tail = (__u64)4 << 48 };
+
+	(void)state;
+	assert_non_null(c);
+	lr_rx_count_eot(c, &st, &pkt);
+	assert_int_equal(st.test_id, 0);
+	pkt.tid = 0x11111111;
+	lr_rx_count_eot(c, &st, &pkt);
+	lr_rx_count_eot(c, &st, &pkt);	/* a repeat */
+	assert_int_equal(st.test_id, 0x11111111);
+	assert_int_equal(st.other_id, 0);
+	pkt.tid = 0;
+	lr_rx_count_eot(c, &st, &pkt);
+	assert_int_equal(st.other_id, 0);
+	pkt.tid = 0x22222222;
+	lr_rx_count_eot(c, &st, &pkt);
+	assert_int_equal(st.test_id, 0x11111111);
+	assert_int_equal(st.other_id, 0x22222222);
+	assert_int_equal(st.eot_seen, 5);
+	free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -590,6 +638,8 @@ int main(void)
 		cmocka_unit_test(test_rx_count_offset),
 		cmocka_unit_test(test_rx_count_offset_random),
 		cmocka_unit_test(test_rx_count_clock_subset),
+		cmocka_unit_test(test_rx_count_eot_flows),
+		cmocka_unit_test(test_rx_count_eot_run_ids),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

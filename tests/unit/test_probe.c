@@ -171,6 +171,14 @@ static void test_probe_parse_handmade(void **state)
 	assert_int_equal(pkt.flow, 4);
 	assert_true(pkt.seq == 999);
 	assert_true(pkt.tail >> 48 == 4);
+	assert_int_equal(pkt.tid, 0);	/* a marker from a sender before run ids */
+
+	/* the run id in the marker's low 32 bits */
+	len = handmade_v4(f, 9000, LR_MAGIC_EOT, 4, 999, ((uint64_t)4 << 48) | 0xdeadbeefULL);
+	assert_int_equal(lr_parse(f, f + len, 9000, &pkt), LR_PKT_EOT);
+	assert_int_equal(lr_eot_flows(pkt.tail), 4);
+	assert_true(pkt.tid == 0xdeadbeefU);
+	assert_int_equal(pkt.reflect, 0);
 
 	len = handmade_v4(f, 9000, 0x4c53, 4, 999, 0);
 	assert_int_equal(lr_parse(f, f + len, 9000, &pkt), LR_PKT_FOREIGN);

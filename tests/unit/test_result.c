@@ -42,6 +42,8 @@ static const struct lr_rx_result rx_example = {
 	.packets = 1999980, .bytes = 1999980ULL * 60, .foreign = 3, .ring_drops = 4, .eot = 40,
 	.bad_flow = 2, .sent = 1999990, .late = 5, .dups = 6, .lost = -7,
 	.flows = 8, .flows_eot = 8, .flows_announced = 9, .settled = true,
+	.have_unseen = true, .unseen = 19,
+	.have_shared = true, .flows_shared = 3, .run_ids = { 0xdeadbeefU, 1 },
 	.active_s = 1.6180339887498949, .pps = 1234567.0 / 3.0,
 	.lat_count = 1999970, .lat_min = 1500, .lat_p50 = 2500, .lat_p90 = 3500, .lat_p99 = 4500,
 	.lat_p999 = 5500, .lat_max = 65000, .lat_mean = 2600, .lat_future = 1,
@@ -165,6 +167,13 @@ static void test_rx_round_trip(void **state)
 	a->pcap = false;
 	a->pcap_written = a->pcap_dropped = a->pcap_capped = a->pcap_every = a->pcap_snaplen = 0;
 	round_trip(&rx_codec, a, TEXTS("\"pcap\":null"));
+	/* one run id per flow; the packet engine, with no hook to compare */
+	a->have_shared = false;
+	a->flows_shared = 0;
+	a->run_ids[0] = a->run_ids[1] = 0;
+	a->have_unseen = false;
+	a->unseen = 0;
+	round_trip(&rx_codec, a, TEXTS("\"shared_flows\":null", "\"unseen\":null"));
 	free(a);
 }
 
