@@ -78,6 +78,7 @@ static int judged(int ret, const char *err, size_t len, int path)
 static void parse_all(struct json_object *m)
 {
 	char err[512], address[LR_CTL_ADDR_TEXT], proof[LR_AUTH_HEX + 1];
+	struct json_object *doc;
 	struct lr_ctl_hello_req h;
 	unsigned int ms;
 	uint64_t t1;
@@ -112,7 +113,10 @@ static void parse_all(struct json_object *m)
 	CHECK(ret || lr_auth_hex_ok(h.nonce));
 	ret = judged(lr_host_get(m, &host, err, sizeof(err)), err, sizeof(err), R_HOST);
 	CHECK(ret || (host.nifs <= LR_HOST_MAX_IFS && host.cpus >= 1));
-	judged(lr_rx_doc_get(m, &context, &result, err, sizeof(err)), err, sizeof(err), R_RESULT);
+	/* a receiver's document where the controller reads it, in a result's "document"; else the message */
+	if (!json_object_object_get_ex(m, "document", &doc) || !json_object_is_type(doc, json_type_object))
+		doc = m;
+	judged(lr_rx_doc_get(doc, &context, &result, err, sizeof(err)), err, sizeof(err), R_RESULT);
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
