@@ -4,11 +4,12 @@
  * frames read with lr_msg_recv(); each message that passes goes through every parser the endpoint
  * and the controller apply (requests, hello's host facts, results). Nothing may crash, leak or
  * hang; the framing refuses with one line of its own words, the parsers with -EINVAL and a reason.
+ * What each parser accepted is counted and printed at exit (reach.h), for .ci/run to check.
  */
 /*
  * CC=clang cmake -S . -B build-fuzz -DLINERATE_FUZZ=ON -DBUILD_TESTING=OFF
- * cmake --build build-fuzz --target fuzz_msg
- * cp -r tests/fuzz/msg_corpus /tmp/corpus
+ * cmake --build build-fuzz --target fuzz_msg     (also makes the seeds, msg_seed.c)
+ * cp -r build-fuzz/tests/fuzz/msg_seeds /tmp/corpus && cp -r tests/fuzz/msg_corpus/. /tmp/corpus
  * build-fuzz/tests/fuzz/fuzz_msg -dict=tests/fuzz/msg.dict -max_total_time=60 /tmp/corpus
  */
 #define _GNU_SOURCE	/* memfd_create() */
