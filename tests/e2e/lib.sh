@@ -196,7 +196,8 @@ lr_xdp_absent()
 	[[ $rc == 1 ]]
 }
 
-# lr_xdp_attached NS [IF]: true when an XDP program is attached there.
+# lr_xdp_attached NS [IF]: true when an XDP program is attached there. Never negate it to mean
+# "detached": it is false when ip cannot tell too; that is lr_xdp_absent's question.
 lr_xdp_attached()
 {
 	lr_xdp_state "$@"
