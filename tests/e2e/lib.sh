@@ -26,16 +26,38 @@ LR_LAB_PREFIXES=()
 LR_CLEANUP_FIRST=()
 LAB_RC=0
 
+# Whether CI demands that every e2e test runs (LINERATE_REQUIRE_E2E=1, set by .ci/run): then a
+# skip, of a whole test (lr_skip) or of a part (lr_skip_check), is a failure. Nothing else asks.
+lr_e2e_required()
+{
+	[[ ${LINERATE_REQUIRE_E2E:-0} == 1 ]]
+}
+
 # Exit 77 (skip), or fail when CI demands that every e2e test runs.
 lr_skip()
 {
-	if [[ ${LINERATE_REQUIRE_E2E:-0} == 1 ]]; then
+	if lr_e2e_required; then
 		printf '[%s] FAIL: cannot run: %s (LINERATE_REQUIRE_E2E=1 makes this a failure)\n' \
 			"$LR_TEST" "$*" >&2
 		exit 1
 	fi
 	printf '[%s] SKIP: %s\n' "$LR_TEST" "$*"
 	exit 77
+}
+
+# lr_skip_check NAME REASON: a part of a test that cannot run here (a tool or a file is missing),
+# while the rest can. A SKIP line, or, when CI demands that every e2e test runs, a failed check
+# (LINERATE_REQUIRE_E2E=1: the test goes on and fails at lr_finish). No test says "skipped" otherwise.
+lr_skip_check()
+{
+	if lr_e2e_required; then
+		LR_CHECKS=$((LR_CHECKS + 1))
+		LR_FAILS=$((LR_FAILS + 1))
+		printf '[%s] FAIL: %s: cannot run: %s (LINERATE_REQUIRE_E2E=1 makes this a failure)\n' \
+			"$LR_TEST" "$1" "$2"
+		return 0
+	fi
+	printf '[%s] SKIP: %s: %s\n' "$LR_TEST" "$1" "$2"
 }
 
 # Setup problems that are neither "not root" nor "old kernel" are failures, never skips.
@@ -174,7 +196,8 @@ lr_xdp_absent()
 	[[ $rc == 1 ]]
 }
 
-# lr_xdp_attached NS [IF]: true when an XDP program is attached there.
+# lr_xdp_attached NS [IF]: true when an XDP program is attached there. Never negate it to mean
+# "detached": it is false when ip cannot tell too; that is lr_xdp_absent's question.
 lr_xdp_attached()
 {
 	lr_xdp_state "$@"

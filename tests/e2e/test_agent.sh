@@ -163,7 +163,8 @@ clean_within()
 
 	t0=$(lr_now_ns)
 	deadline=$((t0 + $3 * 1000000000))
-	while lr_xdp_attached "$1" "$2" || ip -n "$1" -o link show | grep -q lrlive; do
+	# "cannot tell" (ip cannot show the interface) is not clean: it waits on, and times out
+	until lr_xdp_absent "$1" "$2" && ! ip -n "$1" -o link show | grep -q lrlive; do
 		(($(lr_now_ns) < deadline)) || return 1
 		sleep 0.05
 	done

@@ -19,7 +19,8 @@
 #   send --queues 3 (1-queue veth)       /queue/
 #   recv --dst-port 0                    /port/
 #   send without --dst-ip                /dst-ip/
-#   recv / send as uid 65534 without capabilities (setpriv; skipped if setpriv is missing)
+#   recv / send as uid 65534 without capabilities (setpriv; without it a skip, which
+#   LINERATE_REQUIRE_E2E=1 makes a failure)
 #                                        /permission|privilege|root|capabilit|CAP_|not permitted/
 # Numbers beyond their bounds (once they wrapped or stalled the pacer):
 #   send --rate 1844674407400            /1 Gpps/
@@ -85,7 +86,8 @@ if command -v setpriv >/dev/null 2>&1; then
 	expect_usage recv-unprivileged "$PRIV_RE" "${NOPRIV[@]}" "$L" recv -i x1 --duration 2
 	expect_usage send-unprivileged "$PRIV_RE" "${NOPRIV[@]}" "$L" "${SEND[@]}" -i x0 --dst-ip 198.18.0.2
 else
-	lr_log "setpriv missing: unprivileged cases skipped"
+	lr_skip_check recv-unprivileged "setpriv is not installed"
+	lr_skip_check send-unprivileged "setpriv is not installed"
 fi
 
 lr_log "== numbers beyond their bounds"

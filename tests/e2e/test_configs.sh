@@ -54,12 +54,6 @@ our_namespaces()
 	ip netns list | awk -v p="$1-" 'index($1, p) == 1 { print $1 }'
 }
 
-# shellcheck disable=SC2317 # called through lr_check_cmd
-no_xdp()
-{
-	! lr_xdp_attached "$1" "$2"
-}
-
 # ini FILE: one "SECTION<TAB>KEY<TAB>VALUE" line per key (comments and blanks dropped).
 ini()
 {
@@ -248,7 +242,7 @@ run_file()
 		;;
 	esac
 	lr_check_cmd "$f: no XDP program left on the receiving interface" \
-		no_xdp "$(ini_get "$cfg" rx netns)" "$(ini_get "$cfg" rx interface)"
+		lr_xdp_absent "$(ini_get "$cfg" rx netns)" "$(ini_get "$cfg" rx interface)"
 
 	lr_lab down down "$topo" --prefix "$PFX"
 	lr_check "$f: scripts/lab down $topo: exit code" "$LAB_RC" == 0

@@ -15,7 +15,8 @@
 #   - afxdp at 200 kpps, --latency-every 1: every frame stamped, latency_ns.count == frames;
 #     rx.pps within 160..210 k of the pace
 #   - 50 frames at --rate max (one stamped): the receive span still comes out (rx.pps > 0)
-#   - packet at 100 kpps, 3 flows, the default for that rate: 4; latency_ns.count == 3 x 2500
+#   - packet at 100 kpps, 3 flows, the default for that rate: 4; latency_ns.count == 3 x 2500; the
+#     capture (at least 10000 frames, 1000 stamped) has a timestamp exactly where seq % 4 == 0
 #   - run, [tx] latency_every = 16: the step reports tx.latency_every 16 and about one sample in
 #     16 frames (within one per flow)
 #   - --latency-every 3, 0 and 131072: exit 2, one line naming the option
@@ -91,6 +92,9 @@ lr_check "packet at 100 kpps: tx.latency_every" "$(lr_jget "$LR_TMP/send.json" .
 lr_check "packet at 100 kpps: latency_ns.count" "$(lr_jget "$LR_TMP/recv.json" .latency_ns.count)" == 7500
 read -r verdict frames stamped <<<"$(stamps_ok "$LR_TMP/packet.pcap" 4)"
 lr_check "packet: captured frames stamped iff seq % 4 == 0" "$verdict" == ok
+# (an empty capture would say "ok" to the above)
+lr_check "packet: frames in the capture" "${frames:-0}" ">=" 10000
+lr_check "packet: stamped frames in the capture" "${stamped:-0}" ">=" 1000
 
 lr_log "== run, [tx] latency_every = 16"
 cat >"$LR_TMP/every.ini" <<INI

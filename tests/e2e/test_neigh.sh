@@ -53,13 +53,6 @@ lines()
 	if [[ -s $1 ]]; then wc -l <"$1"; else echo 0; fi
 }
 
-# no_xdp NS: no XDP program on any interface of NS.
-# shellcheck disable=SC2317 # run through lr_check_cmd
-no_xdp()
-{
-	! lr_xdp_attached "$1" ""
-}
-
 # neigh_of NS IF ADDR: "STATE LLADDR" of the entry, "none" when there is none.
 neigh_of()
 {
@@ -167,7 +160,7 @@ lr_check_cmd "unanswered: the line names the address, the interface and the next
 	grep -qF "cannot resolve the MAC address of 198.18.2.9 on eth0 (on-link; no ARP answer within 1 s)" \
 	"$LR_TMP/nobody.err"
 lr_check_cmd "unanswered: the line says --dst-mac skips resolution" grep -qF "give --dst-mac" "$LR_TMP/nobody.err"
-lr_check_cmd "unanswered: no XDP program attached in $C1" no_xdp "$C1"
+lr_check_cmd "unanswered: no XDP program attached in $C1" lr_xdp_absent "$C1"
 lr_check "unanswered: no neighbour entry left behind for 198.18.2.9" "$(neigh_of "$C1" eth0 198.18.2.9)" == none
 timeout -k 5 60 "$LAB" down bridge --prefix "$PFX" >/dev/null
 

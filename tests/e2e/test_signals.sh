@@ -51,7 +51,7 @@ detached_within()
 	local i
 
 	for ((i = 0; i < $2 * 20; i++)); do
-		lr_xdp_attached "$NB" b0 || return 0
+		lr_xdp_absent "$NB" b0 && return 0
 		sleep 0.05
 	done
 	return 1

@@ -15,6 +15,7 @@
 #include "linerate/probe.h"
 #include "run/config.h"
 #include "tx/frame.h"
+#include "reach.h"
 
 #define CHECK(cond)                        \
 	do {                               \
@@ -24,6 +25,10 @@
 
 /* static: struct lr_cfg is tens of kilobytes */
 static struct lr_cfg cfg;
+
+/* a config accepted; one of several streams */
+enum { R_PARSED, R_STREAMS };
+static struct fuzz_reach reached[] = { [R_PARSED] = { "parsed" }, [R_STREAMS] = { "streams" }, { NULL } };
 
 /* What a successful parse promises the runner. */
 static void check_cfg(const struct lr_cfg *c)
@@ -65,6 +70,17 @@ static void check_cfg(const struct lr_cfg *c)
 	CHECK(shares > 0.999999 && shares < 1.000001);
 }
 
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	reach_init("fuzz_config", reached);
+	return 0;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const char path[] = "fuzz.ini";
@@ -80,5 +96,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	check_cfg(&cfg);
+	reached[R_PARSED].n++;
+	if (cfg.nstreams > 1)
+		reached[R_STREAMS].n++;
 	return 0;
 }

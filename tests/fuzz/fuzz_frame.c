@@ -22,6 +22,7 @@
 #include "linerate/probe.h"
 #include "linerate/reflect.h"
 #include "tx/frame.h"
+#include "reach.h"
 
 #define CHECK(cond)                        \
 	do {                               \
@@ -31,6 +32,13 @@
 
 static struct lr_rx_counters counters;
 static struct lr_flow_state flows[LR_MAX_FLOWS];
+
+/* each kind of test frame parsed, the reflector's rewrite, replay's stamp */
+enum { R_DATA, R_EOT, R_BACK, R_BACK_EOT, R_REFLECT, R_STAMP };
+static struct fuzz_reach reached[] = {
+	[R_DATA] = { "data" }, [R_EOT] = { "eot" }, [R_BACK] = { "back" }, [R_BACK_EOT] = { "back_eot" },
+	[R_REFLECT] = { "reflect" }, [R_STAMP] = { "stamp" }, { NULL }
+};
 
 /* The UDP checksum base of a parsed frame: pseudo header and UDP with port, checksum and probe zero. */
 static uint32_t csum_base(uint8_t *f, const struct lr_pkt *pkt)
@@ -126,7 +134,16 @@ static void check_reflect(const uint8_t *data, size_t size, uint8_t *h, int kind
 	}
 }
 
+int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	reach_init("fuzz_frame", reached);
+	return 0;
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -145,6 +162,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	      kind == LR_PKT_BACK_EOT);
 	if (kind == LR_PKT_FOREIGN)
 		goto out;
+	reached[kind == LR_PKT_DATA ? R_DATA : kind == LR_PKT_EOT ? R_EOT : kind == LR_PKT_BACK ? R_BACK :
+		R_BACK_EOT].n++;
 	CHECK(pkt.len == size && pkt.probe_off + LR_PROBE_LEN <= size);
 	CHECK(pkt.flow < LR_MAX_FLOWS && pkt.seq <= LR_SEQ_MASK);
 	/* a round trip's stamp is 32 bits; only frames on their way out are reflected */
@@ -170,6 +189,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CHECK(h);
 		check_reflect(data, size, h, kind, &pkt);
 		free(h);
+		reached[R_REFLECT].n++;
 	}
 	/* the stampers below write frames on their way out only */
 	if (kind == LR_PKT_BACK || kind == LR_PKT_BACK_EOT)
@@ -187,6 +207,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			       kind == LR_PKT_DATA ? LR_MAGIC_DATA : LR_MAGIC_EOT, (uint16_t)pkt.flow, pkt.seq, pkt.tail);
 		CHECK(f[ck] == g[ck] && f[ck + 1] == g[ck + 1]);
 		CHECK(!memcmp(f, g, size));
+		reached[R_STAMP].n++;
 	}
 out:
 	free(f);

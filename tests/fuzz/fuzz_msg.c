@@ -4,11 +4,12 @@
  * frames read with lr_msg_recv(); each message that passes goes through every parser the endpoint
  * and the controller apply (requests, hello's host facts, results). Nothing may crash, leak or
  * hang; the framing refuses with one line of its own words, the parsers with -EINVAL and a reason.
+ * What each parser accepted is counted and printed at exit (reach.h), for .ci/run to check.
  */
 /*
  * CC=clang cmake -S . -B build-fuzz -DLINERATE_FUZZ=ON -DBUILD_TESTING=OFF
- * cmake --build build-fuzz --target fuzz_msg
- * cp -r tests/fuzz/msg_corpus /tmp/corpus
+ * cmake --build build-fuzz --target fuzz_msg     (also makes the seeds, msg_seed.c)
+ * cp -r build-fuzz/tests/fuzz/msg_seeds /tmp/corpus && cp -r tests/fuzz/msg_corpus/. /tmp/corpus
  * build-fuzz/tests/fuzz/fuzz_msg -dict=tests/fuzz/msg.dict -max_total_time=60 /tmp/corpus
  */
 #define _GNU_SOURCE	/* memfd_create() */
@@ -26,6 +27,7 @@
 #include "ctl/request.h"
 #include "rx/report.h"
 #include "util/result.h"
+#include "reach.h"
 
 #define CHECK(cond)                        \
 	do {                               \
@@ -34,6 +36,16 @@
 	} while (0)
 
 #define MAX_MSGS	16
+
+/* what got past the framing and each parser */
+enum { R_MSG, R_PREPARE_RX, R_PREPARE_TX, R_PREPARE_REFLECT, R_WAIT, R_CLOCK, R_START, R_AUTH, R_HELLO, R_HOST,
+       R_RESULT };
+static struct fuzz_reach reached[] = {
+	[R_MSG] = { "msg" }, [R_PREPARE_RX] = { "prepare_rx" }, [R_PREPARE_TX] = { "prepare_tx" },
+	[R_PREPARE_REFLECT] = { "prepare_reflect" }, [R_WAIT] = { "wait" }, [R_CLOCK] = { "clock" },
+	[R_START] = { "start" }, [R_AUTH] = { "auth" }, [R_HELLO] = { "hello" }, [R_HOST] = { "host" },
+	[R_RESULT] = { "result" }, { NULL }
+};
 
 /* static: the option structs are tens of kilobytes */
 static struct lr_send_opts tx;
@@ -54,24 +66,33 @@ static void one_line(int ret, const char *err, size_t len)
 		CHECK(err[0] && strlen(err) < len);
 }
 
+/* A parser's verdict on @m, as one_line() wants it; a success counted as @path. */
+static int judged(int ret, const char *err, size_t len, int path)
+{
+	one_line(ret, err, len);
+	if (!ret)
+		reached[path].n++;
+	return ret;
+}
+
 /* Every parser on @m; what a success promises. */
 static void parse_all(struct json_object *m)
 {
 	char err[512], address[LR_CTL_ADDR_TEXT], proof[LR_AUTH_HEX + 1];
+	struct json_object *doc;
 	struct lr_ctl_hello_req h;
 	unsigned int ms;
 	uint64_t t1;
 	bool route;
 	int ret;
 
-	ret = lr_ctl_prepare_rx_parse(m, &rx, address, err, sizeof(err));
-	one_line(ret, err, sizeof(err));
+	ret = judged(lr_ctl_prepare_rx_parse(m, &rx, address, err, sizeof(err)), err, sizeof(err), R_PREPARE_RX);
 	if (!ret) {
 		CHECK(!rx.ifname[0] != !address[0]);
 		CHECK(rx.workers >= 1 && rx.workers <= LR_MAX_WORKERS && rx.dst_port >= 1);
 	}
-	ret = lr_ctl_prepare_tx_parse(m, &tx, address, &route, err, sizeof(err));
-	one_line(ret, err, sizeof(err));
+	ret = judged(lr_ctl_prepare_tx_parse(m, &tx, address, &route, err, sizeof(err)), err, sizeof(err),
+		     R_PREPARE_TX);
 	if (!ret) {
 		/* exactly one way to the interface: its name, an address it holds, or the route */
 		CHECK((!!tx.ifname[0]) + (!!address[0]) + route == 1);
@@ -79,25 +100,35 @@ static void parse_all(struct json_object *m)
 		CHECK(tx.have_dst_ip && (tx.family == AF_INET || tx.family == AF_INET6));
 		CHECK(tx.count || tx.duration_ns);
 	}
-	ret = lr_ctl_prepare_reflect_parse(m, &fo, address, err, sizeof(err));
-	one_line(ret, err, sizeof(err));
+	ret = judged(lr_ctl_prepare_reflect_parse(m, &fo, address, err, sizeof(err)), err, sizeof(err),
+		     R_PREPARE_REFLECT);
 	if (!ret)
 		CHECK(!fo.ifname[0] != !address[0] && fo.dst_port >= 1 && fo.xdp_mode <= LR_XDP_GENERIC);
-	ret = lr_ctl_wait_parse(m, &ms, err, sizeof(err));
-	one_line(ret, err, sizeof(err));
+	ret = judged(lr_ctl_wait_parse(m, &ms, err, sizeof(err)), err, sizeof(err), R_WAIT);
 	CHECK(ret || ms <= LR_CTL_WAIT_MAX_MS);
-	one_line(lr_ctl_clock_parse(m, &t1, err, sizeof(err)), err, sizeof(err));
-	one_line(lr_ctl_start_parse(m, &t1, err, sizeof(err)), err, sizeof(err));
-	ret = lr_ctl_auth_parse(m, proof, err, sizeof(err));
-	one_line(ret, err, sizeof(err));
+	judged(lr_ctl_clock_parse(m, &t1, err, sizeof(err)), err, sizeof(err), R_CLOCK);
+	judged(lr_ctl_start_parse(m, &t1, err, sizeof(err)), err, sizeof(err), R_START);
+	ret = judged(lr_ctl_auth_parse(m, proof, err, sizeof(err)), err, sizeof(err), R_AUTH);
 	CHECK(ret || lr_auth_hex_ok(proof));
-	ret = lr_ctl_hello_parse(m, &h, err, sizeof(err));
-	one_line(ret, err, sizeof(err));
+	ret = judged(lr_ctl_hello_parse(m, &h, err, sizeof(err)), err, sizeof(err), R_HELLO);
 	CHECK(ret || lr_auth_hex_ok(h.nonce));
-	ret = lr_host_get(m, &host, err, sizeof(err));
-	one_line(ret, err, sizeof(err));
+	ret = judged(lr_host_get(m, &host, err, sizeof(err)), err, sizeof(err), R_HOST);
 	CHECK(ret || (host.nifs <= LR_HOST_MAX_IFS && host.cpus >= 1));
-	one_line(lr_rx_doc_get(m, &context, &result, err, sizeof(err)), err, sizeof(err));
+	/* a receiver's document where the controller reads it, in a result's "document"; else the message */
+	if (!json_object_object_get_ex(m, "document", &doc) || !json_object_is_type(doc, json_type_object))
+		doc = m;
+	judged(lr_rx_doc_get(doc, &context, &result, err, sizeof(err)), err, sizeof(err), R_RESULT);
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	reach_init("fuzz_msg", reached);
+	return 0;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -122,6 +153,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		}
 		CHECK(m && lr_msg_type(m)[0]);
+		reached[R_MSG].n++;
 		parse_all(m);
 		json_object_put(m);
 	}

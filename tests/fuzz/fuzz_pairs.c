@@ -15,6 +15,7 @@
 #include <arpa/inet.h>
 
 #include "run/matrix.h"
+#include "reach.h"
 
 #define CHECK(cond)                        \
 	do {                               \
@@ -57,6 +58,21 @@ static int resolve(const char *host, int family, struct lr_matrix_addr *out, uns
 
 static struct lr_matrix_plan plan;
 
+/* a file accepted, with at least one pair in it */
+enum { R_ACCEPTED };
+static struct fuzz_reach reached[] = { [R_ACCEPTED] = { "accepted" }, { NULL } };
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	reach_init("fuzz_pairs", reached);
+	return 0;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const char entries[][LR_HOSTPORT_MAX] = { "node-a", "node-b", "node-c", "198.18.0.4:7500",
@@ -94,6 +110,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				CHECK(!((plan.pairs[k].a == p->a && plan.pairs[k].b == p->b) ||
 					(plan.pairs[k].a == p->b && plan.pairs[k].b == p->a)));
 		}
+		if (plan.npairs)
+			reached[R_ACCEPTED].n++;
 	}
 	free(plan.pairs);
 	plan.pairs = NULL;
