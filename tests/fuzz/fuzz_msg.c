@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target: the agent protocol's decoder on arbitrary bytes. The input is a stream of
- * frames read with lr_msg_recv(); each message that passes goes through every parser the endpoint
+ * frames read with lr_msg_recv() (and again with lr_msg_read(), which must agree); each message that passes goes through every parser the endpoint
  * and the controller apply (requests, hello's host facts, results). Nothing may crash, leak or
  * hang; the framing refuses with one line of its own words, the parsers with -EINVAL and a reason.
  * What each parser accepted is counted and printed at exit (reach.h), for .ci/run to check.
@@ -134,28 +134,50 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static int fd = -1;
-	struct json_object *m;
+	const char *types[MAX_MSGS];
+	struct json_object *m, *ms[MAX_MSGS];
+	struct lr_msg_reader rd = { 0 };
+	int i, n, ret, first;
 	char err[512];
-	int i, ret;
 
 	/* the input as a stream: a memory file reads like a socket that was closed after it */
 	if (fd < 0)
 		fd = memfd_create("fuzz_msg", MFD_CLOEXEC);
 	CHECK(fd >= 0);
 	CHECK(!ftruncate(fd, 0) && pwrite(fd, data, size, 0) == (ssize_t)size && lseek(fd, 0, SEEK_SET) == 0);
-	for (i = 0; i < MAX_MSGS; i++) {
+	for (n = 0, first = 0; n < MAX_MSGS; n++) {
 		ret = lr_msg_recv(fd, LR_MSG_MAX, 1000, &m, err, sizeof(err));
 		if (ret) {
 			CHECK(ret == -ECONNRESET || ret == -EPROTO || ret == -EMSGSIZE || ret == -EBADMSG ||
-			      ret == -EPROTONOSUPPORT);
+			      ret == -EPROTONOSUPPORT || ret == -EPROTOTYPE);
 			CHECK(err[0] && !strchr(err, '\n') && strlen(err) < sizeof(err));
 			CHECK(!m);
+			first = ret;
 			break;
 		}
 		CHECK(m && lr_msg_type(m)[0]);
 		reached[R_MSG].n++;
 		parse_all(m);
+		ms[n] = m;
+		types[n] = lr_msg_type(m);
+	}
+	/*
+	 * The agent's main process reads a handshake with the non-blocking reader: the same stream
+	 * must give it the same messages, and the same refusal where lr_msg_recv() stopped.
+	 */
+	CHECK(lseek(fd, 0, SEEK_SET) == 0);
+	for (i = 0; i < n; i++) {
+		ret = lr_msg_read(&rd, fd, LR_MSG_MAX, &m, err, sizeof(err));
+		CHECK(ret == 1 && m && !strcmp(lr_msg_type(m), types[i]));
 		json_object_put(m);
 	}
+	if (n < MAX_MSGS) {
+		ret = lr_msg_read(&rd, fd, LR_MSG_MAX, &m, err, sizeof(err));
+		CHECK(ret == first && !m);
+		CHECK(err[0] && !strchr(err, '\n') && strlen(err) < sizeof(err));
+	}
+	lr_msg_reader_reset(&rd);
+	for (i = 0; i < n; i++)
+		json_object_put(ms[i]);
 	return 0;
 }
