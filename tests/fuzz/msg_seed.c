@@ -20,6 +20,7 @@
 #include "cmd/cli.h"
 #include "cmd/cmd.h"
 #include "cmd/opts.h"
+#include "ctl/handshake.h"
 #include "ctl/host.h"
 #include "ctl/msg.h"
 #include "ctl/request.h"
@@ -127,6 +128,10 @@ struct seed {
 
 static void add(struct seed *s, struct json_object *m, int (*accept)(struct json_object *m))
 {
+	if (!m) {
+		fprintf(stderr, "fuzz_msg_seed: %s: frame %d could not be made\n", s->name, s->n + 1);
+		exit(1);
+	}
 	if (s->n == MAX_FRAMES) {
 		fprintf(stderr, "fuzz_msg_seed: %s: more than %d frames\n", s->name, MAX_FRAMES);
 		exit(1);
@@ -247,23 +252,30 @@ static void fake_host(struct lr_host *h)
 	snprintf(h->ifs[1].addrs[1], sizeof(h->ifs[1].addrs[1]), "fd00::2/64");
 }
 
-/* An agent's answer to hello, as the endpoint words it: its version, roles, host, auth and nonce. */
-static struct json_object *hello_reply(const char *auth)
+/*
+ * The agent's answer to a controller's hello, made by the handshake the agent runs (its version,
+ * roles, auth, nonce and proof), with a token or without, so a change to that reply reaches the
+ * seeds; its host facts then replaced by fixed ones (the same keys), not this build host's.
+ */
+static struct json_object *hello_reply(bool token)
 {
-	struct json_object *m = lr_msg_new("hello"), *v = json_object_new_object(), *roles = json_object_new_array();
+	static const char secret[] = "the seed generator's token";
+	struct json_object *req = lr_ctl_hello_msg(NONCE_C), *m;
+	struct lr_ctl_handshake h;
+	struct lr_auth_key key;
+	bool quit = false;
 
-	json_object_object_add(v, "release", json_object_new_string(lr_release()));
-	json_object_object_add(v, "revision", json_object_new_string(lr_revision()));
-	json_object_object_add(m, "version", v);
-	json_object_array_add(roles, json_object_new_string("rx"));
-	json_object_array_add(roles, json_object_new_string("tx"));
-	json_object_array_add(roles, json_object_new_string("reflect"));
-	json_object_object_add(m, "roles", roles);
+	if (lr_auth_init() || lr_auth_key(secret, sizeof(secret) - 1, &key))
+		return NULL;
+	lr_ctl_handshake_init(&h, token ? &key : NULL, true);
+	m = lr_ctl_handshake_on(&h, req, NULL, &quit);
+	json_object_put(req);
+	if (quit || strcmp(lr_msg_type(m), "hello")) {
+		json_object_put(m);
+		return NULL;
+	}
 	fake_host(&host);
 	lr_host_put(m, &host);
-	json_object_object_add(m, "auth", json_object_new_string(auth));
-	json_object_object_add(m, "nonce", json_object_new_string(NONCE_E));
-	json_object_object_add(m, "proof", json_object_new_string(PROOF));
 	return m;
 }
 
@@ -395,7 +407,7 @@ int main(int argc, char **argv)
 
 	/* the agent's side: hello's reply (host facts), then the receiver's result */
 	s = (struct seed){ .name = "session_agent" };
-	add(&s, hello_reply(LR_AUTH_MODE), host_ok);
+	add(&s, hello_reply(true), host_ok);
 	add(&s, result_msg(true, true), result_ok);
 	ret |= emit(dir, &s);
 
@@ -430,7 +442,7 @@ int main(int argc, char **argv)
 	add(&s, lr_ctl_hello_msg(NONCE_C), hello_ok);
 	ret |= emit(dir, &s);
 	s = (struct seed){ .name = "hello_reply" };
-	add(&s, hello_reply("none"), host_ok);
+	add(&s, hello_reply(false), host_ok);
 	ret |= emit(dir, &s);
 
 	s = (struct seed){ .name = "result" };
