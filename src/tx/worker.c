@@ -143,7 +143,17 @@ static int send_markers(struct lr_worker *w)
 				 left, w->nflows, r + 1, (unsigned long long)(DRAIN_TIMEOUT_NS / NS));
 			return -ETIMEDOUT;
 		}
-		drain(w, DRAIN_TIMEOUT_NS);
+		/* queued is not sent: a marker the device never completed settles nothing */
+		n = drain(w, DRAIN_TIMEOUT_NS);
+		if (n < 0)
+			return n;
+		if (n > 0) {
+			snprintf(w->errmsg, sizeof(w->errmsg),
+				 "%d frames of round %u of the end-of-test markers still not completed by the device after %llu s: "
+				 "the receiver may not settle every flow",
+				 n, r + 1, (unsigned long long)(DRAIN_TIMEOUT_NS / NS));
+			return -ETIMEDOUT;
+		}
 		sleep_ns(EOT_GAP_NS);
 	}
 	return 0;

@@ -24,6 +24,8 @@ struct fake {
 	unsigned int inflight;	/* queued, not yet completed */
 	unsigned int max_budget;	/* the largest piece asked for */
 	bool stuck;	/* the device never completes */
+	bool stuck_eot;	/* it completes data frames, then no marker */
+	unsigned int flows;	/* 0: FLOWS */
 	unsigned int *marker;	/* markers queued, per flow index */
 };
 
@@ -54,7 +56,7 @@ static int fake_drain(struct lr_worker *w)
 {
 	struct fake *f = w->engine;
 
-	if (!f->stuck) {
+	if (!f->stuck && !(f->stuck_eot && w->eot_phase)) {
 		w->stats.completed += f->inflight;
 		f->inflight = 0;
 	}
@@ -78,19 +80,20 @@ static void run_worker(struct fake *f, struct lr_worker *w, struct lr_send_opts 
 {
 	static const volatile int go = 1;
 	static const volatile uint64_t no_deadline;
+	unsigned int flows = f->flows ? f->flows : FLOWS;
 
 	memset(o, 0, sizeof(*o));
 	o->batch = 64;
 	o->eot_repeat = 3;
 	memset(w, 0, sizeof(*w));
-	assert_int_equal(lr_workers_plan(w, 1, FLOWS, 10, 0, FLOWS), 0);
+	assert_int_equal(lr_workers_plan(w, 1, flows, 10, 0, flows), 0);
 	w->opts = o;
 	w->ops = &fake_ops;
 	w->engine = f;
 	w->go = &go;
 	w->deadline_ns = &no_deadline;
 	w->cpu = (unsigned int)sched_getcpu();
-	f->marker = calloc(FLOWS, sizeof(*f->marker));
+	f->marker = calloc(flows, sizeof(*f->marker));
 	assert_non_null(f->marker);
 	lr_worker_run(w);
 }
@@ -132,11 +135,29 @@ static void test_markers_stuck_ring_fails(void **state)
 	free(w.flow_seq);
 }
 
+/* markers the ring took but the device never sent: queued is not sent, and the send fails */
+static void test_markers_not_completed_fails(void **state)
+{
+	struct fake f = { .stuck_eot = true, .flows = 100 };
+	struct lr_worker w;
+	struct lr_send_opts o;
+
+	(void)state;
+	run_worker(&f, &w, &o);
+	assert_int_equal(w.err, -ETIMEDOUT);
+	assert_true(w.stats.eot == 100);
+	assert_string_equal(w.errmsg, "100 frames of round 1 of the end-of-test markers still not completed by the "
+				      "device after 2 s: the receiver may not settle every flow");
+	free(f.marker);
+	free(w.flow_seq);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_markers_in_pieces),
 		cmocka_unit_test(test_markers_stuck_ring_fails),
+		cmocka_unit_test(test_markers_not_completed_fails),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
