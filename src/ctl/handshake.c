@@ -7,8 +7,11 @@
 #include "ctl/host.h"
 #include "ctl/msg.h"
 #include "ctl/request.h"
+#include "util/clock.h"
 #include "util/log.h"
 #include "util/version.h"
+
+#define HOST_FRESH_MS	200	/* host facts older than this are read again */
 
 #define hlog(peer, ...)                       \
 	do {                                  \
@@ -26,24 +29,44 @@ bool lr_ctl_handshake_done(const struct lr_ctl_handshake *h)
 	return h->hello && h->authed;
 }
 
+/*
+ * This host's facts, read at most every HOST_FRESH_MS: the agent's main process answers every
+ * hello, from anyone, before authentication, and a netlink dump per hello would let a flood of
+ * them take its loop (and its core). Fresh enough for a controller that just set an address up.
+ */
+static const struct lr_host *host_facts(void)
+{
+	static struct lr_host *host;
+	static int64_t read_ms;
+	int64_t now = lr_now_ms();
+
+	if (host && now - read_ms < HOST_FRESH_MS)
+		return host;
+	if (!host && !(host = malloc(sizeof(*host))))
+		return NULL;
+	if (lr_host_read(host)) {
+		free(host);
+		host = NULL;
+		return NULL;
+	}
+	read_ms = now;
+	return host;
+}
+
 static struct json_object *on_hello(struct lr_ctl_handshake *hs, struct json_object *req)
 {
 	struct json_object *m, *v, *roles;
 	struct lr_ctl_hello_req h;
-	struct lr_host *host;
+	const struct lr_host *host;
 	char err[256], proof[LR_AUTH_HEX + 1] = "";
 
 	if (hs->hello)
 		return lr_msg_error(LR_EXIT_USAGE, "hello was said already");
 	if (lr_ctl_hello_parse(req, &h, err, sizeof(err)))
 		return lr_msg_error(LR_EXIT_USAGE, "%s", err);
-	host = malloc(sizeof(*host));
+	host = host_facts();
 	if (!host)
-		return lr_msg_error(LR_EXIT_RUNTIME, "out of memory");
-	if (lr_host_read(host)) {
-		free(host);
 		return lr_msg_error(LR_EXIT_RUNTIME, "cannot read this host's facts (boot id, interfaces)");
-	}
 	hs->hello = true;
 	hs->authed = !hs->key;
 	memcpy(hs->nonce_c, h.nonce, sizeof(hs->nonce_c));
@@ -62,7 +85,6 @@ static struct json_object *on_hello(struct lr_ctl_handshake *hs, struct json_obj
 	json_object_array_add(roles, json_object_new_string("reflect"));
 	json_object_object_add(m, "roles", roles);
 	lr_host_put(m, host);
-	free(host);
 	json_object_object_add(m, "auth", json_object_new_string(hs->key ? LR_AUTH_MODE : "none"));
 	json_object_object_add(m, "nonce", json_object_new_string(hs->nonce_e));
 	json_object_object_add(m, "proof", json_object_new_string(proof));
