@@ -432,3 +432,54 @@ lr_check_exact()
 		lr_check "veth delta - rx.packets - foreign (end-of-test markers) >= flows" "$rest" ">=" "$flows"
 	fi
 }
+
+# lr_router_topology: namespaces SND, RTR, RCV (the variables set) joined by veths s0-r0 and
+# r1-c0, the sender at 198.18.0.1/30 and the receiver at 198.18.0.6/30, routed through RTR with a
+# static neighbour, so no frame waits (or is dropped) in its ARP queue. What tests of loss on a
+# path use, with lr_router_drop's rule at the router.
+lr_router_topology()
+{
+	lr_netns_add SND snd
+	lr_netns_add RTR rtr
+	lr_netns_add RCV rcv
+	lr_veth "$SND" s0 "$RTR" r0
+	lr_veth "$RTR" r1 "$RCV" c0
+	lr_addr "$SND" s0 198.18.0.1/30
+	lr_addr "$RTR" r0 198.18.0.2/30
+	lr_addr "$RTR" r1 198.18.0.5/30
+	lr_addr "$RCV" c0 198.18.0.6/30
+	ip -n "$SND" route add 198.18.0.4/30 via 198.18.0.2
+	ip -n "$RCV" route add 198.18.0.0/30 via 198.18.0.5
+	ip netns exec "$RTR" sysctl -qw net.ipv4.ip_forward=1
+	ip -n "$RTR" neigh replace 198.18.0.6 lladdr "$(lr_mac "$RCV" c0)" dev r1 nud permanent
+	ip netns exec "$RTR" nft add table ip lrprobe 2>/dev/null || lr_kernel_lacks "nftables"
+	ip netns exec "$RTR" nft delete table ip lrprobe
+}
+
+# lr_router_drop EVERY: (re)loads the router's table lrdrop, so numgen and the counters start from
+# zero: every EVERY-th data frame to the test port (probe magic 0x4c52) dropped, end-of-test
+# markers (0x4c45) never; counters lr_data, lr_drop and lr_eot (lr_router_count).
+lr_router_drop()
+{
+	ip netns exec "$RTR" nft delete table ip lrdrop 2>/dev/null || true
+	ip netns exec "$RTR" nft -f - <<NFT || lr_die "loading the nftables ruleset failed (see above)"
+table ip lrdrop {
+	counter lr_data { }
+	counter lr_eot { }
+	counter lr_drop { }
+	chain forward_lr {
+		type filter hook forward priority filter; policy accept;
+		udp dport 7447 @th,64,16 0x4c45 counter name "lr_eot"
+		udp dport 7447 @th,64,16 0x4c52 counter name "lr_data"
+		udp dport 7447 @th,64,16 0x4c52 numgen inc mod $1 == 0 counter name "lr_drop" drop
+	}
+}
+NFT
+}
+
+# lr_router_count NAME: the packets of lr_router_drop's counter NAME ("missing" if there is none).
+lr_router_count()
+{
+	ip netns exec "$RTR" nft -j list counter ip lrdrop "$1" |
+		jq -r '[.nftables[] | select(.counter) | .counter.packets][0] // "missing"'
+}

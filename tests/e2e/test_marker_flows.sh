@@ -31,49 +31,9 @@ FLOW_CASES=${LR_MARKER_FLOWS:-"1 2047 2048 2049 4096 65536"}
 ENGINES=${LR_MARKER_ENGINES:-"live afxdp packet"}
 lr_init
 lr_require_cmds nft ethtool
-lr_netns_add SND snd
-lr_netns_add RTR rtr
-lr_netns_add RCV rcv
-lr_veth "$SND" s0 "$RTR" r0
-lr_veth "$RTR" r1 "$RCV" c0
-lr_addr "$SND" s0 198.18.0.1/30
-lr_addr "$RTR" r0 198.18.0.2/30
-lr_addr "$RTR" r1 198.18.0.5/30
-lr_addr "$RCV" c0 198.18.0.6/30
-ip -n "$SND" route add 198.18.0.4/30 via 198.18.0.2
-ip -n "$RCV" route add 198.18.0.0/30 via 198.18.0.5
-ip netns exec "$RTR" sysctl -qw net.ipv4.ip_forward=1
+lr_router_topology
 # live sends XDP frames, which a veth takes only when its peer runs XDP or GRO
 ip netns exec "$RTR" ethtool -K r0 gro on >/dev/null || lr_die "cannot switch GRO on for r0"
-# A static neighbour: no frame may wait (or be dropped) in the router's ARP queue.
-ip -n "$RTR" neigh replace 198.18.0.6 lladdr "$(lr_mac "$RCV" c0)" dev r1 nud permanent
-
-ip netns exec "$RTR" nft add table ip lrprobe 2>/dev/null || lr_kernel_lacks "nftables"
-ip netns exec "$RTR" nft delete table ip lrprobe
-# Loaded afresh for each case, so numgen and the counters start from zero.
-load_rules()
-{
-	ip netns exec "$RTR" nft delete table ip lrflows 2>/dev/null || true
-	ip netns exec "$RTR" nft -f - <<NFT || lr_die "loading the nftables ruleset failed (see above)"
-table ip lrflows {
-	counter lr_data { }
-	counter lr_eot { }
-	counter lr_drop { }
-	chain forward_lr {
-		type filter hook forward priority filter; policy accept;
-		udp dport 7447 @th,64,16 0x4c45 counter name "lr_eot"
-		udp dport 7447 @th,64,16 0x4c52 counter name "lr_data"
-		udp dport 7447 @th,64,16 0x4c52 numgen inc mod $EVERY == 0 counter name "lr_drop" drop
-	}
-}
-NFT
-}
-
-nft_count()
-{
-	ip netns exec "$RTR" nft -j list counter ip lrflows "$1" |
-		jq -r '[.nftables[] | select(.counter) | .counter.packets][0] // "missing"'
-}
 
 S=$LR_TMP/send.json
 R=$LR_TMP/recv.json
@@ -84,12 +44,12 @@ for LR_SEND_ENGINE in $ENGINES; do
 		# a few frames per flow, at least 3000 in all: bounded time, losses in every case
 		COUNT=$((FLOWS * 2 > 3000 ? FLOWS * 2 : 3000))
 		lr_log "== send --engine $LR_SEND_ENGINE --flows $FLOWS --count $COUNT"
-		load_rules
+		lr_router_drop "$EVERY"
 		lr_exchange "$SND" s0 "$RCV" c0 198.18.0.6 "$COUNT" --flows "$FLOWS" --rate 50kpps
 		WANT=$(((COUNT + EVERY - 1) / EVERY))
-		DROPPED=$(nft_count lr_drop)
+		DROPPED=$(lr_router_count lr_drop)
 		C="[$LR_SEND_ENGINE, $FLOWS flows]"
-		lr_log "nft counters: data $(nft_count lr_data), dropped $DROPPED, eot $(nft_count lr_eot)"
+		lr_log "nft counters: data $(lr_router_count lr_data), dropped $DROPPED, eot $(lr_router_count lr_eot)"
 		lr_check "$C send exit code" "$SEND_RC" == 0
 		lr_check "$C recv --once exit code" "$RECV_RC" == 0
 		lr_jvalid "$S"

@@ -30,60 +30,20 @@ FLOWS=4
 EVERY=50
 lr_init
 lr_require_cmds nft
-lr_netns_add SND snd
-lr_netns_add RTR rtr
-lr_netns_add RCV rcv
-lr_veth "$SND" s0 "$RTR" r0
-lr_veth "$RTR" r1 "$RCV" c0
-lr_addr "$SND" s0 198.18.0.1/30
-lr_addr "$RTR" r0 198.18.0.2/30
-lr_addr "$RTR" r1 198.18.0.5/30
-lr_addr "$RCV" c0 198.18.0.6/30
-ip -n "$SND" route add 198.18.0.4/30 via 198.18.0.2
-ip -n "$RCV" route add 198.18.0.0/30 via 198.18.0.5
-ip netns exec "$RTR" sysctl -qw net.ipv4.ip_forward=1
-# A static neighbour: no frame may wait (or be dropped) in the router's ARP queue.
-ip -n "$RTR" neigh replace 198.18.0.6 lladdr "$(lr_mac "$RCV" c0)" dev r1 nud permanent
-
-ip netns exec "$RTR" nft add table ip lrprobe 2>/dev/null || lr_kernel_lacks "nftables"
-ip netns exec "$RTR" nft delete table ip lrprobe
-# Loaded afresh for each receiver, so numgen and the counters start from zero.
-load_rules()
-{
-	ip netns exec "$RTR" nft delete table ip lrloss 2>/dev/null || true
-	ip netns exec "$RTR" nft -f - <<NFT || lr_die "loading the nftables ruleset failed (see above)"
-table ip lrloss {
-	counter lr_data { }
-	counter lr_eot { }
-	counter lr_drop { }
-	chain forward_lr {
-		type filter hook forward priority filter; policy accept;
-		udp dport 7447 @th,64,16 0x4c45 counter name "lr_eot"
-		udp dport 7447 @th,64,16 0x4c52 counter name "lr_data"
-		udp dport 7447 @th,64,16 0x4c52 numgen inc mod $EVERY == 0 counter name "lr_drop" drop
-	}
-}
-NFT
-}
-
-nft_count()
-{
-	ip netns exec "$RTR" nft -j list counter ip lrloss "$1" |
-		jq -r '[.nftables[] | select(.counter) | .counter.packets][0] // "missing"'
-}
+lr_router_topology
 
 # The XDP receiver drops what it counts; the AF_PACKET one only watches. Both must count the same.
 for LR_RECV_ENGINE in xdp packet; do
 	export LR_RECV_ENGINE
 	lr_log "== recv --engine $LR_RECV_ENGINE"
-	load_rules
+	lr_router_drop "$EVERY"
 	lr_exchange "$SND" s0 "$RCV" c0 198.18.0.6 "$COUNT" --flows "$FLOWS" --rate 20kpps
 
 	S=$LR_TMP/send.json
 	R=$LR_TMP/recv.json
 	WANT=$(((COUNT + EVERY - 1) / EVERY))
-	DROPPED=$(nft_count lr_drop)
-	lr_log "nft counters: data $(nft_count lr_data), dropped $DROPPED, eot $(nft_count lr_eot)"
+	DROPPED=$(lr_router_count lr_drop)
+	lr_log "nft counters: data $(lr_router_count lr_data), dropped $DROPPED, eot $(lr_router_count lr_eot)"
 	lr_log "router r0 stats: $(ip -n "$RTR" -s -j link show dev r0 | jq -c '.[0].stats64.rx')"
 	lr_check "send exit code" "$SEND_RC" == 0
 	lr_check "recv --once exit code" "$RECV_RC" == 0
@@ -93,7 +53,7 @@ for LR_RECV_ENGINE in xdp packet; do
 	RXP=$(lr_jget "$R" .rx.packets)
 	LOST=$(lr_jget "$R" .rx.lost)
 	lr_check "tx.packets" "$TXP" == "$COUNT"
-	lr_check "data frames forwarded to the drop rule (nft counter)" "$(nft_count lr_data)" == "$COUNT"
+	lr_check "data frames forwarded to the drop rule (nft counter)" "$(lr_router_count lr_data)" == "$COUNT"
 	lr_check "nft drop counter == ceil($COUNT/$EVERY)" "$DROPPED" == "$WANT"
 	lr_check "rx.lost == nft drop counter" "$LOST" == "$DROPPED"
 	lr_check "rx.packets" "$RXP" == $((COUNT - WANT))
@@ -105,6 +65,6 @@ for LR_RECV_ENGINE in xdp packet; do
 	lr_check "rx.sent (from end-of-test markers)" "$(lr_jget "$R" .rx.sent)" == "$COUNT"
 	lr_check "rx.tail_settled" "$(jq -r '.rx.tail_settled' "$R" 2>/dev/null)" == true
 	lr_check "rx.flows" "$(lr_jget "$R" .rx.flows)" == "$FLOWS"
-	lr_check "end-of-test markers forwarded (nft counter) >= flows" "$(nft_count lr_eot)" ">=" "$FLOWS"
+	lr_check "end-of-test markers forwarded (nft counter) >= flows" "$(lr_router_count lr_eot)" ">=" "$FLOWS"
 done
 lr_finish
