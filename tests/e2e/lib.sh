@@ -483,3 +483,15 @@ lr_router_count()
 	ip netns exec "$RTR" nft -j list counter ip lrdrop "$1" |
 		jq -r '[.nftables[] | select(.counter) | .counter.packets][0] // "missing"'
 }
+
+# lr_wait_log FILE TEXT TIMEOUT_S: until FILE holds TEXT (a fixed string); false past TIMEOUT_S.
+# shellcheck disable=SC2317 # also called through lr_check_cmd
+lr_wait_log()
+{
+	local deadline=$(($(lr_now_ns) + $3 * 1000000000))
+
+	until grep -qF -- "$2" "$1" 2>/dev/null; do
+		(($(lr_now_ns) < deadline)) || return 1
+		sleep 0.05
+	done
+}

@@ -126,17 +126,6 @@ refused()
 	fi
 }
 
-# wait_log FILE TEXT TIMEOUT_S: until FILE holds TEXT.
-# shellcheck disable=SC2317 # also called through lr_check_cmd
-wait_log()
-{
-	local deadline=$(($(lr_now_ns) + $3 * 1000000000))
-
-	until grep -qF -- "$2" "$1" 2>/dev/null; do
-		(($(lr_now_ns) < deadline)) || return 1
-		sleep 0.05
-	done
-}
 
 # wait_for_test NAME TIMEOUT_S: until agent NAME logs one more prepared test than TESTS_SEEN.
 TESTS_SEEN=0
@@ -298,7 +287,7 @@ ctl wrong send --netns "$H1" -i ul0 --dst-ip 198.19.0.2 --count 10 --peer "$A2" 
 refused "a wrong token" "$RC" 2 "$LR_TMP/wrong.err" "authentication failed: the agent at $A2 does not hold this token"
 ctl none send --netns "$H1" -i ul0 --dst-ip 198.19.0.2 --count 10 --peer "$A2"
 refused "no token" "$RC" 2 "$LR_TMP/none.err" "asks for a token: give --token-file"
-lr_check_cmd "the agent logged both" wait_log "$LR_TMP/a2.err" "left without authenticating" 2
+lr_check_cmd "the agent logged both" lr_wait_log "$LR_TMP/a2.err" "left without authenticating" 2
 lr_check "nothing was prepared for them" "$(grep -c ": test rx on ul0: " "$LR_TMP/a2.err")" == 1
 
 forward clock --clock estimate
@@ -495,7 +484,7 @@ kill_controller()
 	else
 		lr_fail "$desc: clean within 2 s" "$(ip -n "$H2" -d link show | grep -E 'xdp|lrlive' | head -3)"
 	fi
-	lr_check_cmd "$desc: the agent logged why" wait_log "$LR_TMP/a2.err" "ended (the controller closed the connection)" 2
+	lr_check_cmd "$desc: the agent logged why" lr_wait_log "$LR_TMP/a2.err" "ended (the controller closed the connection)" 2
 	wait "$BG_PID" 2>/dev/null || true
 }
 
@@ -539,7 +528,7 @@ if clean_within "$H2" ul0 3; then
 else
 	lr_fail "link cut: the agent ended the test" "$(tail -n 2 "$LR_TMP/a2.err")"
 fi
-lr_check_cmd "link cut: the agent logged why" wait_log "$LR_TMP/a2.err" "no message from the controller for 2000 ms" 2
+lr_check_cmd "link cut: the agent logged why" lr_wait_log "$LR_TMP/a2.err" "no message from the controller for 2000 ms" 2
 ip -n "$CTL" link set m2 up
 ip -n "$H1" link set ul0 xdp off 2>/dev/null || true
 
@@ -554,7 +543,7 @@ else
 	lr_fail "link cut, --rtt: the agent detached the reflector" "$(tail -n 2 "$LR_TMP/a2.err")"
 fi
 lr_check_cmd "link cut, --rtt: the agent logged why" \
-	wait_log "$LR_TMP/a2.err" "test reflect on ul0 ended (no message from the controller for 2000 ms)" 3
+	lr_wait_log "$LR_TMP/a2.err" "test reflect on ul0 ended (no message from the controller for 2000 ms)" 3
 lr_check_cmd "link cut, --rtt: this side's counts are kept" grep -q "^  return " "$LR_TMP/cut-rtt.err"
 ip -n "$CTL" link set m2 up
 ip -n "$H1" link set ul0 xdp off 2>/dev/null || true
@@ -565,7 +554,7 @@ sleep 0.5
 ip -n "$CTL" link set m2 down
 fails_within "link cut, --reverse" "the agent at $A2 failed" cut-rev
 lr_check_cmd "link cut, --reverse: the agent's dead-man timer ended its sender" \
-	wait_log "$LR_TMP/a2.err" "test tx on ul0 ended (no message from the controller for 2000 ms)" 3
+	lr_wait_log "$LR_TMP/a2.err" "test tx on ul0 ended (no message from the controller for 2000 ms)" 3
 lr_check_cmd "link cut, --reverse: this side's counts are kept" grep -q "^linerate recv: .* on ul0, " "$LR_TMP/cut-rev.err"
 ip -n "$CTL" link set m2 up
 

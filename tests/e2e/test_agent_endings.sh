@@ -94,16 +94,6 @@ controller()
 	CTL_PID=$LR_LAST_PID
 }
 
-# wait_log FILE TEXT TIMEOUT_S: until FILE holds TEXT.
-wait_log()
-{
-	local deadline=$(($(lr_now_ns) + $3 * 1000000000))
-
-	until grep -qF -- "$2" "$1" 2>/dev/null; do
-		(($(lr_now_ns) < deadline)) || return 1
-		sleep 0.05
-	done
-}
 
 # clean_within TIMEOUT_S: until no XDP program is on a0.
 clean_within()
@@ -145,7 +135,7 @@ kill_agent()
 	desc="$role, agent $sig #$i"
 	agent "agent-$name"
 	controller "$name" --duration 3s "$@"
-	if ! wait_log "$AGENT_LOG" ": test $role on a0" 10; then
+	if ! lr_wait_log "$AGENT_LOG" ": test $role on a0" 10; then
 		lr_fail "$desc: the test started" "$(tail -n 3 "$AGENT_LOG" "$LR_TMP/$name.err")"
 		lr_wait_pid "$CTL_PID" 10 || true
 		lr_wait_pid "$AGENT_PID" 1 || true
@@ -208,7 +198,7 @@ for side in tx rx; do
 		agent "agent-$name"
 		lr_spawn "$name" ip netns exec "$CTL" "$LINERATE" run "$LR_TMP/run-$side.ini" --json "$LR_TMP/$name.json"
 		CTL_PID=$LR_LAST_PID
-		if ! wait_log "$AGENT_LOG" ": test $side on a0" 10; then
+		if ! lr_wait_log "$AGENT_LOG" ": test $side on a0" 10; then
 			lr_fail "$desc: the test started" "$(tail -n 3 "$AGENT_LOG" "$LR_TMP/$name.err")"
 			lr_wait_pid "$CTL_PID" 15 || true
 			continue
@@ -241,7 +231,7 @@ for sig in TERM KILL; do
 	lr_spawn "$name" ip netns exec "$CTL" "$LINERATE" matrix --agents "$ADDR,198.18.6.3" --token-file "$TOKEN" \
 		--sizes 64 --count 60000 --rate 20k --json "$LR_TMP/$name.json"
 	CTL_PID=$LR_LAST_PID
-	if ! wait_log "$AGENT_LOG" ": test tx on a0" 10; then
+	if ! lr_wait_log "$AGENT_LOG" ": test tx on a0" 10; then
 		lr_fail "$desc: the cell started" "$(tail -n 3 "$AGENT_LOG" "$LR_TMP/$name.err")"
 		lr_wait_pid "$CTL_PID" 30 || true
 		continue
@@ -270,7 +260,7 @@ for role in tx rx; do
 	opts=()
 	[[ $role == tx ]] && opts=(--reverse)
 	controller "$name" --duration 5s "${opts[@]}"
-	if wait_log "$AGENT_LOG" ": test $role on a0" 10; then
+	if lr_wait_log "$AGENT_LOG" ": test $role on a0" 10; then
 		sleep 0.5
 		kill -STOP "$CTL_PID"
 		sleep 3
