@@ -18,7 +18,7 @@ import socket
 import struct
 import sys
 
-VERSION = 5
+VERSION = 6
 LIMIT = 1 << 20
 RX_DEFAULTS = {
     "interface": "", "netns": "", "engine": "auto", "xdp_mode": "auto", "workers": 1,

@@ -88,7 +88,7 @@ def recv_exact(s, n, end):
 
 
 def hello(host, port):
-    msg = json.dumps({'type': 'hello', 'v': 5, 'version': {'release': 'probe', 'revision': 'probe'},
+    msg = json.dumps({'type': 'hello', 'v': 6, 'version': {'release': 'probe', 'revision': 'probe'},
                       'nonce': os.urandom(32).hex()}).encode()
     t0 = time.monotonic()
     end = t0 + 3
