@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <net/if.h>
 #include "run/run.h"
 #include "rx/rx.h"
 #include "tx/frame.h"
@@ -308,6 +309,22 @@ static int remote_phase(struct lr_run *r, unsigned int size, uint64_t pps, uint6
 }
 
 /*
+ * The sending interface is gone (deleted, or it was a veth whose peer's namespace went away)
+ * since the first phase opened it: a failure of the run, exit code 1, said as that, not as the
+ * sender's "no IPv4 address" or "No such device", which reads as if the file were wrong.
+ */
+static bool tx_gone(const struct lr_run *r)
+{
+	return r->banner_done && !if_nametoindex(r->cfg->tx_ifname) && errno == ENODEV;
+}
+
+static int tx_gone_fail(struct lr_run *r)
+{
+	return lr_run_fail(r, LR_EXIT_RUNTIME, "[tx] interface %s disappeared (deleted, or its veth peer's "
+			   "namespace went away)", r->cfg->tx_ifname);
+}
+
+/*
  * One traffic phase: every stream's workers at their share of @pps (0: max)
  * for @window_ns, counted by the receiver from a reset. @s may be NULL for a
  * warm-up, whose numbers nobody reads.
@@ -345,11 +362,19 @@ static int run_phase(struct lr_run *r, unsigned int size, uint64_t pps, uint64_t
 		ret = remote_phase(r, size, pps, window_ns, s, opts, scratch);
 		goto out;
 	}
+	if (tx_gone(r)) {
+		ret = tx_gone_fail(r);
+		goto out;
+	}
 	for (i = 0; i < cfg->nstreams; i++) {
 		lr_run_stream_opts(r, &cfg->streams[i], size, pps, window_ns, &opts[i]);
 		ret = lr_tx_open(&opts[i], base, r->flows_total, &tx[i]);
-		if (ret)
+		if (ret) {
+			/* gone between the check and the open: the sender said its part, this says why */
+			if (tx_gone(r))
+				ret = tx_gone_fail(r);
 			goto out;
+		}
 		if (!r->banner_done)
 			keep_engine(r, tx[i]);
 		base += cfg->streams[i].flows;
@@ -364,8 +389,11 @@ static int run_phase(struct lr_run *r, unsigned int size, uint64_t pps, uint64_t
 		lr_tx_workers(tx[i], &nw);
 		base += nw;
 		ret = lr_tx_start(tx[i]);
-		if (ret)
+		if (ret) {
+			if (tx_gone(r))
+				ret = tx_gone_fail(r);
 			goto out;
+		}
 	}
 	for (i = 0; i < cfg->nstreams; i++)
 		lr_tx_ready(tx[i], 2 * NS);
