@@ -73,10 +73,22 @@ void lr_pacer_init(struct lr_pacer *p, uint64_t pps, uint64_t burst, uint64_t no
 	p->pps = pps;
 	p->burst = burst ? burst : 1;
 	p->costly = false;
+	p->late_ns = 0;
+	p->late_depth = 0;
 	if (!pps)
 		return;
 	bucket_init(&p->avg, pps, catchup > p->burst ? catchup : p->burst, now_ns);
 	bucket_init(&p->peak, pps + pps / LR_PACE_PEAK_DIV + 1, p->burst, now_ns);
+}
+
+/* The peak bucket's depth: the burst, or what one late wake-up lets accrue while they come late. */
+static void set_peak_depth(struct lr_pacer *p)
+{
+	uint64_t d = p->late_depth > p->burst ? p->late_depth : p->burst;
+
+	p->peak.depth = d;
+	if (p->peak.credit > d * NS)
+		p->peak.credit = d * NS;
 }
 
 static void set_burst(struct lr_pacer *p, uint64_t burst)
@@ -87,9 +99,7 @@ static void set_burst(struct lr_pacer *p, uint64_t burst)
 	if (!p->pps)
 		return;
 	p->avg.depth = catchup > p->burst ? catchup : p->burst;
-	p->peak.depth = p->burst;
-	if (p->peak.credit > p->peak.depth * NS)
-		p->peak.credit = p->peak.depth * NS;
+	set_peak_depth(p);
 	if (p->avg.credit > p->avg.depth * NS)
 		p->avg.credit = p->avg.depth * NS;
 }
@@ -129,6 +139,26 @@ void lr_pacer_call(struct lr_pacer *p, uint64_t call_ns)
 	/* only a change of more than 1/8, so the depth does not flutter */
 	if (b > p->burst + p->burst / 8 || b + b / 8 < p->burst)
 		set_burst(p, b);
+}
+
+void lr_pacer_late(struct lr_pacer *p, uint64_t late_ns)
+{
+	uint64_t d;
+
+	if (!p->pps)
+		return;
+	/* the mean of the last ~8 wake-ups: one stall now and then is still spread out at 1/16 */
+	if (late_ns > LR_PACE_CATCHUP_NS)
+		late_ns = LR_PACE_CATCHUP_NS;
+	p->late_ns = (7 * p->late_ns + late_ns) / 8;
+	d = lr_pace_burst_for_call(p->pps, p->late_ns, 1, UINT64_MAX);
+	if (d <= p->burst)
+		d = 0;
+	/* only a change of more than 1/8, so the depth does not flutter */
+	if (d > p->late_depth + p->late_depth / 8 || d + d / 8 < p->late_depth) {
+		p->late_depth = d;
+		set_peak_depth(p);
+	}
 }
 
 uint64_t lr_pacer_allow(struct lr_pacer *p, uint64_t now_ns, uint64_t want)

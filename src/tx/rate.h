@@ -19,9 +19,15 @@ struct lr_bucket {
  * The average bucket holds the long-term rate and remembers up to
  * LR_PACE_CATCHUP_NS of missed sending (a preempted thread, a late wake-up),
  * so the rate over a test is kept. The peak bucket, 1/16 above the rate and
- * only @burst deep, spreads that catch-up out: no burst is ever longer than
- * @burst frames, and the rate never runs more than 6.25 % above the target,
- * so a policer just above the offered rate never sees the catch-up.
+ * only @burst deep, spreads that catch-up out: after a stall now and then,
+ * no burst is longer than @burst frames, and the rate never runs more than
+ * 6.25 % above the target, so a policer just above the offered rate never
+ * sees the catch-up. On a CPU shared with busy threads every wake-up comes
+ * late, by a scheduler slice (milliseconds): a burst of 2 per wake-up would
+ * hold 20 kpps to a few hundred. The sender reports each wake-up's lateness
+ * (lr_pacer_late) and, while they stay late, the peak bucket is as deep as
+ * what accrues during one (5/4 of it, at most LR_PACE_CATCHUP_NS of the rate):
+ * the rate is kept, in bursts that the CPU forces anyway.
  */
 #define LR_PACE_CATCHUP_NS 10000000ULL	/* 10 ms */
 #define LR_PACE_MAX_PPS 100000000000ULL	/* 1e11: far above any allowed rate, far below overflow */
@@ -34,6 +40,8 @@ struct lr_pacer {
 	/* costly calls (lr_pacer_costly): bursts between these, sized from call times */
 	bool costly;
 	uint64_t min_burst, max_burst, call_ns;
+	/* late wake-ups (lr_pacer_late): their running mean, and the peak depth it asks for (0: none) */
+	uint64_t late_ns, late_depth;
 };
 
 /* --latency-every: @given when set (non-zero), else the default for @pps (0: unpaced; see linerate/flow.h). */
@@ -50,6 +58,12 @@ void lr_pacer_init(struct lr_pacer *p, uint64_t pps, uint64_t burst, uint64_t no
  */
 void lr_pacer_costly(struct lr_pacer *p, uint64_t max_burst);
 void lr_pacer_call(struct lr_pacer *p, uint64_t call_ns);
+/*
+ * A wait for the next packet ended @late_ns after it should have (a sleep
+ * overslept, a yield came back a slice later). Late wake-ups in a row deepen
+ * the peak bucket to what accrues during one; on time, it shrinks back.
+ */
+void lr_pacer_late(struct lr_pacer *p, uint64_t late_ns);
 /* Packets that may be sent now, at most @want; does not consume them. */
 uint64_t lr_pacer_allow(struct lr_pacer *p, uint64_t now_ns, uint64_t want);
 void lr_pacer_consume(struct lr_pacer *p, uint64_t n);

@@ -167,16 +167,24 @@ static int send_markers(struct lr_worker *w)
  * downstream would count against us. So paced sending above 1 kpps per
  * worker keeps its core busy, which the CPU split will show.
  */
-static int idle(struct lr_worker *w, uint64_t wait)
+static int idle(struct lr_worker *w, uint64_t wait, uint64_t *late_ns)
 {
 	int n = w->ops->drain(w);
+	uint64_t t0, want = 0, took;
 
 	if (n < 0)
 		return n;
-	if (wait > SPIN_NS)
-		sleep_ns(wait - SPIN_NS < 10 * SPIN_NS ? wait - SPIN_NS : 10 * SPIN_NS);
-	else
+	t0 = lr_now_ns();
+	if (wait > SPIN_NS) {
+		want = wait - SPIN_NS < 10 * SPIN_NS ? wait - SPIN_NS : 10 * SPIN_NS;
+		sleep_ns(want);
+	} else {
 		sched_yield();
+	}
+	/* how much later than asked it came back: a slice of another thread's, on a busy CPU */
+	took = lr_now_ns() - t0;
+	if (late_ns)
+		*late_ns = took > want ? took - want : 0;
 	return 0;
 }
 
@@ -214,7 +222,7 @@ static int send_timed(struct lr_worker *w)
 		if (!k) {
 			uint64_t wait = due - now;
 
-			n = idle(w, wait);
+			n = idle(w, wait, NULL);
 			if (n < 0)
 				return n;
 			continue;
@@ -261,11 +269,12 @@ static int send_data(struct lr_worker *w)
 		allow = lr_pacer_allow(&pacer, now, want);
 		/* a costly call goes only with a whole burst (or the last frames) */
 		if (!allow) {
-			uint64_t wait = lr_pacer_wait_ns(&pacer, now);
+			uint64_t wait = lr_pacer_wait_ns(&pacer, now), late;
 
-			n = idle(w, wait);
+			n = idle(w, wait, &late);
 			if (n < 0)
 				return n;
+			lr_pacer_late(&pacer, late);
 			continue;
 		}
 		/*
