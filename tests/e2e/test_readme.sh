@@ -27,6 +27,8 @@
 #   - config: the sweep's 6 steps in result.json, every one passed with 0 lost
 #   - capture: sent.pcap holds 1000 frames (the sender says so, tcpdump prints 3 of them as the
 #     probe's 18-byte UDP payload); both receivers count 1000 frames, markers of 1/1 flows
+#   - docs/run.md's table of example files has one row for each file in configs/, with the lab
+#     that file's "; topology:" line names
 set -euo pipefail
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -42,6 +44,18 @@ if [[ -n $(lr_ns_list lrlab) ]]; then
 		"the quick starts build and remove those labs; take yours down first (scripts/lab down all)"
 fi
 lr_lab_prefix lrlab
+
+# docs/run.md's table of example files: a row per file in configs/, whose lab column is the
+# file's own "; topology:" line, and no row for a file that is not there.
+for f in "$LR_REPO"/configs/*.ini; do
+	printf '%s\t%s\n' "${f##*/}" "$(sed -n 's/^; topology: //p' "$f")"
+done | sort >"$LR_TMP/configs.files"
+# shellcheck disable=SC2016 # the backquotes are Markdown's, not the shell's
+sed -nE 's/^\| `([a-z0-9-]+\.ini)` \|.*\| `([^`]+)` \|$/\1\t\2/p' "$LR_REPO/docs/run.md" | sort >"$LR_TMP/configs.table"
+lr_check "run.md's table: files in configs/ without their row (or lab)" \
+	"$(comm -23 "$LR_TMP/configs.files" "$LR_TMP/configs.table" | cut -f1 | paste -sd ' ' -)" == ""
+lr_check "run.md's table: rows for no file in configs/ (or with another lab)" \
+	"$(comm -13 "$LR_TMP/configs.files" "$LR_TMP/configs.table" | cut -f1 | paste -sd ' ' -)" == ""
 
 # A directory laid out like the clone.
 CLONE=$LR_TMP/clone
