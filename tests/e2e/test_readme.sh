@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # The README's quick starts run as written: every block marked <!-- quickstart: NAME --> runs
-# verbatim, as root, and prints what the README says it prints.
+# verbatim, as root with no sudo on PATH (a fresh Debian 12 has none), and prints what the README
+# says it prints.
 #
 #   veth     [lrlab-veth-host] veth0 198.18.1.1 <--veth--> eth0 198.18.1.2 [lrlab-veth-c1]
 #   bridge   [lrlab-bridge-c1] eth0 198.18.2.2 <--> vc1 -[br0 in lrlab-bridge-host]- vc2 <--> eth0 198.18.2.3 [lrlab-bridge-c2]
@@ -9,14 +10,15 @@
 #    test refuses to run while any lrlab-* namespace exists, and its trap takes every lrlab lab down)
 #
 # Each block runs under `bash -e` in a directory laid out like the clone: build/linerate is the
-# binary under test, scripts/ and configs/ are the clone's. `sudo` is the real one, or where there is
-# none a stand-in that runs the command, as sudo does for root.
+# binary under test, scripts/ and configs/ are the clone's. The README shows every command as root
+# types it; a `sudo` on PATH is a stand-in that fails as "command not found" does, so a block that
+# needs one fails here as it would on a fresh Debian 12.
 #
 # Checks:
 #   - README.md has at least one quick start; each marker is followed by a ```sh block; no two
-#     blocks share a name; each block starts with `sudo ./scripts/lab up TOPOLOGY` and ends with
-#     `sudo ./scripts/lab down TOPOLOGY`; this test knows what each block must print (a new block
-#     needs its expectations below)
+#     blocks share a name; each block starts with `./scripts/lab up TOPOLOGY` and ends with
+#     `./scripts/lab down TOPOLOGY`; no block runs sudo; this test knows what each block must print
+#     (a new block needs its expectations below)
 #   - each block exits 0 within 120 s, and leaves no lrlab-* namespace behind
 #   - every receiver a block starts prints its summary: as many "lost 0 reordered 0 duplicates 0"
 #     lines as the block has `linerate recv` commands, and no other loss line
@@ -63,11 +65,10 @@ mkdir -p "$CLONE/build" "$LR_TMP/bin" "$LR_TMP/blocks"
 ln -s "$LINERATE" "$CLONE/build/linerate"
 ln -s "$LR_REPO/scripts" "$CLONE/scripts"
 ln -s "$LR_REPO/configs" "$CLONE/configs"
-if ! command -v sudo >/dev/null 2>&1; then
-	printf '#!/bin/sh\n# for root, sudo CMD runs CMD\nexec "$@"\n' >"$LR_TMP/bin/sudo"
-	chmod 0755 "$LR_TMP/bin/sudo"
-	lr_log "no sudo here: a stand-in runs each command as root"
-fi
+# First on PATH: a sudo that is not there, as on a fresh Debian 12 (bash says 127 then)
+printf '#!/bin/sh\necho "sudo: command not found (a fresh Debian 12 has none: show commands as root)" >&2\nexit 127\n' \
+	>"$LR_TMP/bin/sudo"
+chmod 0755 "$LR_TMP/bin/sudo"
 
 # Extract the blocks: one file per name in $LR_TMP/blocks, the names in order on stdout; "ERROR:"
 # lines for a marker without its fence, a block without its end, or a name used twice.
@@ -159,9 +160,10 @@ for name in "${BLOCKS[@]}"; do
 	sed 's/^/    /' "$f"
 	first=$(head -n 1 "$f")
 	last=$(tail -n 1 "$f")
-	lr_check_cmd "$name: starts with sudo ./scripts/lab up TOPOLOGY" \
-		grep -Eq '^sudo \./scripts/lab up [a-z]+( |$)' <<<"$first"
-	lr_check "$name: ends by taking its lab down" "$last" == "sudo ./scripts/lab down $(awk '{ print $4 }' <<<"$first")"
+	lr_check_cmd "$name: starts with ./scripts/lab up TOPOLOGY" \
+		grep -Eq '^\./scripts/lab up [a-z]+( |$)' <<<"$first"
+	lr_check "$name: ends by taking its lab down" "$last" == "./scripts/lab down $(awk '{ print $3 }' <<<"$first")"
+	lr_check "$name: lines that run sudo" "$(grep -Ec '(^|[;&|(`[:space:]])sudo([[:space:]]|$)' "$f" || true)" == 0
 	lr_spawn "$name" env -C "$CLONE" PATH="$LR_TMP/bin:$PATH" timeout -k 5 120 bash -e "$f"
 	rc=0
 	lr_wait_pid "$LR_LAST_PID" 130 || rc=$?
