@@ -19,15 +19,17 @@
 #     blocks share a name; each block starts with `./scripts/lab up TOPOLOGY` and ends with
 #     `./scripts/lab down TOPOLOGY`; no block runs sudo; this test knows what each block must print
 #     (a new block needs its expectations below)
-#   - each block exits 0 within 120 s, and leaves no lrlab-* namespace behind
+#   - each block exits 0 within 120 s, and leaves no lrlab-* namespace behind and no file in the
+#     clone that git would show (what it writes goes to the directory it made with mktemp -d);
+#     `git status --porcelain` of the repository is the same after the blocks as before
 #   - every receiver a block starts prints its summary: as many "lost 0 reordered 0 duplicates 0"
 #     lines as the block has `linerate recv` commands, and no other loss line
 #   - host-to-container, container-to-container: the sender's summary says 50000 frames sent, the
 #     receiver's 50000 received and 50000 announced by the markers of every flow (1, then 4)
 #   - round-trip: send --rtt says 50000 sent, forward and return 50000 with 0 lost, an RTT p50 > 0;
 #     the reflector (--once) reflected 50000 frames and 5 markers
-#   - config: the sweep's 6 steps in result.json, every one passed with 0 lost
-#   - capture: sent.pcap holds 1000 frames (the sender says so, tcpdump prints 3 of them as the
+#   - config: the sweep's 6 steps in $out/result.json, every one passed with 0 lost
+#   - capture: $out/sent.pcap holds 1000 frames (the sender says so, tcpdump prints 3 of them as the
 #     probe's 18-byte UDP payload); both receivers count 1000 frames, markers of 1/1 flows
 #   - docs/run.md's table of example files has one row for each file in configs/, with the lab
 #     that file's "; topology:" line names
@@ -69,6 +71,41 @@ ln -s "$LR_REPO/configs" "$CLONE/configs"
 printf '#!/bin/sh\necho "sudo: command not found (a fresh Debian 12 has none: show commands as root)" >&2\nexit 127\n' \
 	>"$LR_TMP/bin/sudo"
 chmod 0755 "$LR_TMP/bin/sudo"
+
+# The clone's files (symlinks not followed: writes through scripts/ or configs/ land in the repo,
+# which git_status sees), and those new since clone.before that git would not ignore.
+clone_files()
+{
+	(cd "$CLONE" && find . -mindepth 1 -not -type d | sort)
+}
+
+clone_new()
+{
+	local rel
+
+	clone_files | comm -13 "$LR_TMP/clone.before" - | while read -r rel; do
+		repo_git check-ignore -q --no-index "${rel#./}" 2>/dev/null || printf '%s\n' "${rel#./}"
+	done
+}
+
+# Root may run this in a clone another user owns: name it safe for these commands only.
+repo_git()
+{
+	git -c safe.directory="$LR_REPO" -C "$LR_REPO" "$@"
+}
+
+# The repository's own status: the blocks must leave it as it was (a user's clone stays clean).
+git_status()
+{
+	repo_git status --porcelain --untracked-files=all
+}
+
+GIT_BEFORE=
+if command -v git >/dev/null 2>&1 && git_status >/dev/null 2>&1; then
+	GIT_BEFORE=x$(git_status)
+else
+	lr_skip_check "git status of the repository" "no git, or $LR_REPO is not a git work tree"
+fi
 
 # Extract the blocks: one file per name in $LR_TMP/blocks, the names in order on stdout; "ERROR:"
 # lines for a marker without its fence, a block without its end, or a name used twice.
@@ -134,10 +171,22 @@ expect_rtt()
 	has "$1" '^  reflected 50000 data frames and 5 markers on 1 flows' 1
 }
 
+# out_file NAME FILE: FILE in the one directory the block made with mktemp -d ("" if none).
+out_file()
+{
+	local d=("$LR_TMP/tmp-$1"/*/)
+
+	if ((${#d[@]} == 1)) && [[ -d ${d[0]} ]]; then
+		printf '%s\n' "${d[0]}$2"
+	fi
+}
+
 expect_config()
 {
-	local j=$CLONE/result.json
+	local j
 
+	j=$(out_file "$1" result.json)
+	lr_check_cmd "config: result.json in the directory mktemp made" test -s "$j"
 	lr_jvalid "$j"
 	lr_check "config: steps in result.json" "$(lr_jget "$j" '.steps | length')" == 6
 	lr_check "config: steps that passed" "$(lr_jget "$j" '[.steps[] | select(.pass == true)] | length')" == 6
@@ -147,11 +196,11 @@ expect_config()
 
 expect_capture()
 {
-	has "$1" 'pcap +sent\.pcap: 1000 frames written' 1
+	has "$1" 'pcap +/.*/sent\.pcap: 1000 frames written' 1
 	has "$1" 'UDP, length 18$' 3
 	has "$1" '^  received +1000 frames' 2
 	has "$1" '^  sent +1000 frames \(end-of-test markers of 1/1 flows\)' 2
-	lr_check_cmd "capture: sent.pcap is there" test -s "$CLONE/sent.pcap"
+	lr_check_cmd "capture: sent.pcap in the directory mktemp made" test -s "$(out_file "$1" sent.pcap)"
 }
 
 for name in "${BLOCKS[@]}"; do
@@ -164,13 +213,17 @@ for name in "${BLOCKS[@]}"; do
 		grep -Eq '^\./scripts/lab up [a-z]+( |$)' <<<"$first"
 	lr_check "$name: ends by taking its lab down" "$last" == "./scripts/lab down $(awk '{ print $3 }' <<<"$first")"
 	lr_check "$name: lines that run sudo" "$(grep -Ec '(^|[;&|(`[:space:]])sudo([[:space:]]|$)' "$f" || true)" == 0
-	lr_spawn "$name" env -C "$CLONE" PATH="$LR_TMP/bin:$PATH" timeout -k 5 120 bash -e "$f"
+	mkdir -m 0700 "$LR_TMP/tmp-$name"
+	clone_files >"$LR_TMP/clone.before"
+	lr_spawn "$name" env -C "$CLONE" PATH="$LR_TMP/bin:$PATH" TMPDIR="$LR_TMP/tmp-$name" \
+		timeout -k 5 120 bash -e "$f"
 	rc=0
 	lr_wait_pid "$LR_LAST_PID" 130 || rc=$?
 	cat "$LR_TMP/$name.out" "$LR_TMP/$name.err" >"$LR_TMP/$name.all"
 	lr_show_file "$LR_TMP/$name.all"
 	lr_check "$name: exit code" "$rc" == 0
 	lr_check "$name: lrlab-* namespaces left" "$(lr_ns_list lrlab | wc -l)" == 0
+	lr_check "$name: files left in the clone that git would show" "$(clone_new | paste -sd ' ' -)" == ""
 	# every receiver's summary, each loss-free
 	recvs=$(grep -c 'linerate recv ' "$f" || true)
 	has "$name" '^  lost +0 +reordered 0 +duplicates 0' "$recvs"
@@ -184,4 +237,7 @@ for name in "${BLOCKS[@]}"; do
 	*) lr_fail "$name: a quick start this test knows" "unknown name (add its expectations to ${0##*/})" ;;
 	esac
 done
+if [[ -n $GIT_BEFORE ]]; then
+	lr_check "git status --porcelain of the repository, after the blocks" "$(git_status)" == "${GIT_BEFORE#x}"
+fi
 lr_finish
