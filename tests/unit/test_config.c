@@ -124,7 +124,7 @@ static void test_shipped_details(void **state)
 	assert_int_equal(cfg.max_trials, 10);
 	assert_int_equal(cfg.nsizes, 2);
 
-	load("imix-sizes.ini");
+	load("size-sweep.ini");
 	assert_int_equal(cfg.nsizes, 7);
 	assert_int_equal(cfg.sizes[6], 1518);
 
