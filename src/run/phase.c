@@ -450,10 +450,15 @@ static void judge(const struct lr_run *r, struct lr_step *s)
 
 static void progress(const struct lr_run *r, const struct lr_step *s, const char *what)
 {
-	char b1[32], b2[32], b3[32];
+	char b1[32], b2[32], b3[32], p99[64];
 
 	if (r->o->quiet)
 		return;
+	/* across clocks, latency is judged once the clocks are compared again after the last step */
+	if (r->clock.state == LR_RUN_CLOCK_SAME)
+		snprintf(p99, sizeof(p99), "%.1f us", s->rx.lat_p99 / 1e3);
+	else
+		snprintf(p99, sizeof(p99), "n/a until the clocks are compared after the last step");
 	if (s->rtt_on) {
 		fprintf(stderr, "linerate run: %s %u B at %s: tx %s pps, back %s pps, lost %lld there and %lld back "
 			"(%.3f%%), rtt p50 %.1f us p99 %.1f us%s; limit: %s\n",
@@ -463,10 +468,10 @@ static void progress(const struct lr_run *r, const struct lr_step *s, const char
 			s->rtt.p99 / 1e3, s->complete ? "" : " (reflected markers missing)", s->limit);
 		return;
 	}
-	fprintf(stderr, "linerate run: %s %u B at %s: tx %s pps, rx %s pps, lost %lld (%.3f%%), p99 %.1f us%s; limit: %s\n",
+	fprintf(stderr, "linerate run: %s %u B at %s: tx %s pps, rx %s pps, lost %lld (%.3f%%), p99 %s%s; limit: %s\n",
 		what, s->size, s->offered_pps ? lr_fmt_si((double)s->offered_pps, b1, sizeof(b1)) : "max",
 		lr_fmt_si(s->tx.pps, b2, sizeof(b2)), lr_fmt_si(s->rx.pps, b3, sizeof(b3)), (long long)s->rx.lost,
-		s->loss_pct, s->rx.lat_p99 / 1e3, s->complete ? "" : " (markers missing)", s->limit);
+		s->loss_pct, p99, s->complete ? "" : " (markers missing)", s->limit);
 }
 
 /* One measured step: optional warm-up, then the window. */

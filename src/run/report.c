@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <json-c/json.h>
+#include "ctl/clock.h"
 #include "run/run.h"
 #include "util/log.h"
 #include "util/outfile.h"
@@ -69,6 +70,12 @@ static struct json_object *cpu_json(const struct lr_step *s)
 static struct json_object *num_or_null(double v)
 {
 	return isnan(v) ? NULL : json_object_new_double(v);
+}
+
+/* Whether a step's one-way (or round-trip) latency is a figure to print: samples, and valid. */
+static bool lat_shown(const struct lr_step *s)
+{
+	return s->rx.lat_valid && s->rx.lat_count;
 }
 
 /* cost_ns_per_packet: the split and each part's error, ns per received packet (docs/cost.md). */
@@ -137,8 +144,9 @@ static struct json_object *search_json(const struct lr_run *r, const struct lr_r
 		json_object_object_add(e, "offered_pps", b->offered_pps ? json_object_new_uint64(b->offered_pps) : NULL);
 		json_object_object_add(e, "rx_pps", json_object_new_double(b->rx.pps));
 		json_object_object_add(e, "bps_l1", json_object_new_double(b->rx.pps * (ss->size + L1_EXTRA) * 8));
-		json_object_object_add(e, "latency_p50_ns", json_object_new_uint64(b->rx.lat_p50));
-		json_object_object_add(e, "latency_p99_ns", json_object_new_uint64(b->rx.lat_p99));
+		/* not valid (clocks of two hosts): no figure, as the table's "n/a" */
+		json_object_object_add(e, "latency_p50_ns", lat_shown(b) ? json_object_new_uint64(b->rx.lat_p50) : NULL);
+		json_object_object_add(e, "latency_p99_ns", lat_shown(b) ? json_object_new_uint64(b->rx.lat_p99) : NULL);
 		if (b->rtt_on)
 			json_object_object_add(e, "rtt_p99_ns", json_object_new_uint64(b->rtt.p99));
 	} else {
@@ -228,10 +236,47 @@ int lr_run_write_csv(const struct lr_run *r)
 	return ret;
 }
 
+/* A latency figure in us, or "n/a" where the step's latency is not valid. */
+static const char *lat_us(const struct lr_step *s, uint64_t ns, char *buf, size_t len)
+{
+	if (!lat_shown(s))
+		return "n/a";
+	snprintf(buf, len, "%.1f", ns / 1e3);
+	return buf;
+}
+
+/*
+ * Under the table, one line for the steps whose latency shows "n/a": which they are, and why, in
+ * the words of the clock's own verdict (the first such step's; each step's is in its JSON).
+ */
+static void print_lat_why(FILE *out, const struct lr_run *r)
+{
+	const struct lr_step *first = NULL;
+	unsigned int i, n = 0;
+	char why[256];
+
+	for (i = 0; i < r->nsteps; i++) {
+		if (lat_shown(&r->steps[i]))
+			continue;
+		if (!n++) {
+			first = &r->steps[i];
+			fprintf(out, "latency n/a in step %u", i + 1);
+		} else {
+			fprintf(out, ", %u", i + 1);
+		}
+	}
+	if (!n)
+		return;
+	/* one clock: not valid only for want of a sample */
+	if (!lr_clock_describe(&first->rx, why, sizeof(why))[0])
+		snprintf(why, sizeof(why), "no frame with a latency sample arrived");
+	fprintf(out, ": %s%s\n", why, n > 1 ? " (the first's figures; every step's in latency_ns of the JSON)" : "");
+}
+
 static void print_steps(FILE *out, const struct lr_run *r)
 {
 	unsigned int i, k;
-	char b1[32], b2[32], b3[32], b4[32];
+	char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32];
 
 	fprintf(out, "%-4s %5s %5s %10s %10s %10s %8s %8s %6s %8s %8s  %-18s %s\n", "step", "size", "trial", "offered",
 		"tx pps", "rx pps", "L1 Gb/s", "loss %", "reord", "p50 us", "p99 us", "tx per queue", "pass");
@@ -243,13 +288,15 @@ static void print_steps(FILE *out, const struct lr_run *r)
 		for (k = 0; k < s->tx.nqueues && off < sizeof(spread) - 12; k++)
 			off += (size_t)snprintf(spread + off, sizeof(spread) - off, "%s%s", k ? "/" : "",
 						lr_fmt_si(s->tx.queues[k].pps, b3, sizeof(b3)));
-		fprintf(out, "%-4u %5u %5s %10s %10s %10s %8.3f %8.3f %6llu %8.1f %8.1f  %-18s %s\n", i + 1, s->size,
+		fprintf(out, "%-4u %5u %5s %10s %10s %10s %8.3f %8.3f %6llu %8s %8s  %-18s %s\n", i + 1, s->size,
 			s->trial ? (snprintf(b3, sizeof(b3), "%u", s->trial), b3) : "-",
 			s->offered_pps ? lr_fmt_si((double)s->offered_pps, b1, sizeof(b1)) : "max",
 			lr_fmt_si(s->tx.pps, b2, sizeof(b2)), lr_fmt_si(s->rx.pps, b4, sizeof(b4)),
 			s->rx.pps * (s->size + L1_EXTRA) * 8 / 1e9, s->loss_pct, (unsigned long long)s->rx.late,
-			s->rx.lat_p50 / 1e3, s->rx.lat_p99 / 1e3, spread, s->pass ? "yes" : "NO");
+			lat_us(s, s->rx.lat_p50, b5, sizeof(b5)), lat_us(s, s->rx.lat_p99, b6, sizeof(b6)), spread,
+			s->pass ? "yes" : "NO");
 	}
+	print_lat_why(out, r);
 }
 
 /* One part of the cost split: "N (+-E)", or "not measured". */
@@ -311,7 +358,7 @@ static void print_where(FILE *out, const struct lr_run *r)
 static void print_searches(FILE *out, const struct lr_run *r)
 {
 	unsigned int i;
-	char b1[32];
+	char b1[32], b2[32], b3[32];
 
 	if (lr_run_mode_rtt(r->cfg->mode) && r->cfg->max_rtt_p99_ns)
 		fprintf(out, "\nzero-loss round-trip throughput (loss both ways <= %.4g%%, rtt p99 <= %.1f us):\n",
@@ -329,10 +376,9 @@ static void print_searches(FILE *out, const struct lr_run *r)
 			continue;
 		}
 		b = &r->steps[ss->first + ss->s.best];
-		fprintf(out, "  %5u B: %s pps (%.3f Gbit/s L1), %sp50 %.1f us, p99 %.1f us, %u trials\n", ss->size,
+		fprintf(out, "  %5u B: %s pps (%.3f Gbit/s L1), %sp50 %s us, p99 %s us, %u trials\n", ss->size,
 			lr_fmt_si(rate, b1, sizeof(b1)), rate * (ss->size + L1_EXTRA) * 8 / 1e9, b->rtt_on ? "rtt " : "",
-			b->rx.lat_p50 / 1e3,
-			b->rx.lat_p99 / 1e3, ss->s.ntrials);
+			lat_us(b, b->rx.lat_p50, b2, sizeof(b2)), lat_us(b, b->rx.lat_p99, b3, sizeof(b3)), ss->s.ntrials);
 	}
 }
 
