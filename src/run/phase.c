@@ -265,6 +265,8 @@ static void step_cost(const struct lr_run *r, const struct lr_cpu_times *c0, con
 					.err_ns = s->rx.prog.stats_error_ns };
 	lr_cost_compute(&in, &s->cost);
 	s->have_cost = s->cost.valid;
+	/* below max a worker spins between bursts to keep its timing: its time is its core's, wait included */
+	s->cost_paced = s->offered_pps != 0;
 	if (!s->tx.have_cpu)
 		snprintf(s->cost_why, sizeof(s->cost_why), "the senders' CPU time could not be read");
 	else if (!s->rx.have_prog)

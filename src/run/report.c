@@ -127,6 +127,7 @@ static struct json_object *cost_json(const struct lr_step *s)
 	json_object_object_add(o, "packets", json_object_new_uint64(s->rx.packets));
 	json_object_object_add(o, "busy_cpu_s", json_object_new_double((double)s->busy_ns / 1e9));
 	json_object_object_add(o, "receiver_ns_per_run", num_or_null(c->recv_ns_per_run));
+	json_object_object_add(o, "paced", json_object_new_boolean(s->cost_paced));
 	return o;
 }
 
@@ -378,10 +379,16 @@ static void print_where(FILE *out, const struct lr_run *r)
 
 			fprintf(out, "\n     cost %.0f ns/packet (+-%.0f): sender ", k->total, k->err_total);
 			part(out, k->sender, k->err_sender);
+			if (s->cost_paced)
+				fprintf(out, " with its pacing wait");
 			fprintf(out, ", path ");
 			part(out, k->path, k->err_path);
 			fprintf(out, ", receiver ");
 			part(out, k->receiver, k->err_receiver);
+			/* a paced sender's spinning is no cost of the frames: say so, or 50 us a frame reads as the path's */
+			if (s->cost_paced)
+				fprintf(out, "; paced: the sender spins between bursts, so it and the total hold that wait "
+					     "(path and receiver do not; compare totals at rate max)");
 		}
 		if (s->cost_why[0])
 			fprintf(out, "%s%s", s->have_cost ? "; " : "\n     cost: ", s->cost_why);

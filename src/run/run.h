@@ -52,6 +52,7 @@ struct lr_step {
 	/* CPU per received packet, split (sys/cost.h); else why not */
 	bool have_cost;
 	struct lr_cost cost;
+	bool cost_paced;	/* at an offered rate: the sender's part (and the total) hold its pacing wait */
 	uint64_t busy_ns;	/* every CPU's busy time over the window */
 	char cost_why[120];
 };
