@@ -236,22 +236,26 @@ static void csv_rows(FILE *f, const struct lr_run *r)
 
 	/*
 	 * round trips: p50/p99 are round-trip times, lost both ways; the split in the last columns.
-	 * size: "mixed" for a step of several sizes, as in the table
+	 * size: "mixed" for a step of several sizes, as in the table; p50_ns, p99_ns: empty where the
+	 * latency is not valid (the table's "n/a")
 	 */
 	fprintf(f, "step,size,trial,offered_pps,tx_pps,rx_pps,l1_gbps,loss_pct,lost,reordered,duplicates,"
 		   "p50_ns,p99_ns,tx_queued,tx_completed,tx_dev_dropped,rx_dev_dropped,rx_drv_drops,ring_drops,pass,limit%s\n",
 		rtt ? ",forward_lost,return_lost,forward_reordered,return_reordered" : "");
 	for (i = 0; i < r->nsteps; i++) {
 		const struct lr_step *s = &r->steps[i];
-		char sz[16];
+		char sz[16], p50[24] = "", p99[24] = "";
 
-		fprintf(f, "%u,%s,%u,%llu,%.0f,%.0f,%.4f,%.4f,%lld,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%d,\"%s\"",
+		if (lat_shown(s)) {
+			snprintf(p50, sizeof(p50), "%llu", (unsigned long long)s->rx.lat_p50);
+			snprintf(p99, sizeof(p99), "%llu", (unsigned long long)s->rx.lat_p99);
+		}
+		fprintf(f, "%u,%s,%u,%llu,%.0f,%.0f,%.4f,%.4f,%lld,%llu,%llu,%s,%s,%llu,%llu,%llu,%llu,%llu,%llu,%d,\"%s\"",
 			i + 1, step_size_str(s, sz, sizeof(sz)), s->trial, (unsigned long long)s->offered_pps, s->tx.pps,
 			s->rx.pps, rx_l1_bps(s) / 1e9, s->loss_pct,
 			(long long)(s->rtt_on ? s->rtt.fwd.lost + s->rtt.ret.lost : s->rx.lost),
 			(unsigned long long)s->rx.late, (unsigned long long)s->rx.dups,
-			(unsigned long long)s->rx.lat_p50, (unsigned long long)s->rx.lat_p99,
-			(unsigned long long)s->tx.queued, (unsigned long long)s->tx.completed,
+			p50, p99, (unsigned long long)s->tx.queued, (unsigned long long)s->tx.completed,
 			(unsigned long long)s->tx.device.dropped, (unsigned long long)s->rx.device.dropped,
 			(unsigned long long)s->rx.device.driver_drops, (unsigned long long)s->rx.ring_drops, s->pass,
 			s->limit);

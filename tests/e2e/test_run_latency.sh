@@ -19,10 +19,11 @@
 # Checks:
 #   1. clock = estimate through the relay, 2 steps: exit 0; every step's latency_ns clock
 #      "estimated", valid false, error_bound_ns >= 10 ms; the table's p50 and p99 are "n/a" in
-#      every step; one line under the table, "latency n/a in step 1, 2: not valid: ..." in the
+#      every step, and the CSV's p50_ns and p99_ns empty; one line under the table, "latency n/a in step 1, 2: not valid: ..." in the
 #      clock's own words (lr_clock_describe()), naming step 1's error_bound_ns
 #   2. the same without clock = estimate (one host, one clock): valid true, and the table's p50 and
-#      p99 are the JSON's latency_ns.p50 and .p99 in us to the printed digit; no "latency n/a" line
+#      p99 are the JSON's latency_ns.p50 and .p99 in us to the printed digit, the CSV's in ns; no
+#      "latency n/a" line
 set -euo pipefail
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -67,12 +68,12 @@ cfg()
 	} >"$LR_TMP/$name.ini"
 }
 
-# run NAME: linerate run NAME.ini in the sender's namespace; RC, NAME.{out,err,json}.
+# run NAME: linerate run NAME.ini in the sender's namespace; RC, NAME.{out,err,json,csv}.
 run()
 {
 	RC=0
 	timeout -k 5 90 ip netns exec "$SND" "$LINERATE" run "$LR_TMP/$1.ini" -q --json "$LR_TMP/$1.json" \
-		>"$LR_TMP/$1.out" 2>"$LR_TMP/$1.err" || RC=$?
+		--csv "$LR_TMP/$1.csv" >"$LR_TMP/$1.out" 2>"$LR_TMP/$1.err" || RC=$?
 	lr_show_file "$LR_TMP/$1.out"
 	lr_show_file "$LR_TMP/$1.err"
 }
@@ -84,6 +85,13 @@ cols()
 		t && /^[0-9]+ / { a = substr($0, 76, 8); b = substr($0, 85, 8); gsub(/ /, "", a); gsub(/ /, "", b)
 			print $1, a, b; next }
 		{ t = 0 }' "$1"
+}
+
+# csv_lat FILE: "STEP P50_NS P99_NS" of each CSV row, "-" for an empty field (by the header's names).
+csv_lat()
+{
+	awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+		{ a = $c["p50_ns"]; b = $c["p99_ns"]; print $c["step"], a == "" ? "-" : a, b == "" ? "-" : b }' "$1"
 }
 
 lr_log "== clock = estimate over a slow control link: latency not valid, shown as n/a"
@@ -100,6 +108,8 @@ lr_check "estimate: error_bound_ns >= 10 ms (the relay's delay)" \
 	"$(jq '[.steps[].latency_ns.error_bound_ns] | min' "$J")" ">=" 10000000
 lr_check "estimate: table rows with p50 and p99 n/a" "$(cols "$LR_TMP/est.out" | grep -c ' n/a n/a$' || true)" == 2
 lr_check "estimate: table rows" "$(cols "$LR_TMP/est.out" | wc -l)" == 2
+lr_check "estimate: the CSV's p50_ns and p99_ns are empty in every row" "$(csv_lat "$LR_TMP/est.csv" | tr '\n' ' ')" \
+	== "1 - - 2 - - "
 BOUND=$(jq '.steps[0].latency_ns.error_bound_ns' "$J")
 lr_check "estimate: one line says why, under the table" \
 	"$(grep -c "^latency n/a in step 1, 2: not valid: .*known to $BOUND ns" "$LR_TMP/est.out" || true)" == 1
@@ -117,5 +127,7 @@ WANT=$(jq -r '.steps | to_entries[] | "\(.key + 1) \(.value.latency_ns.p50) \(.v
 	awk '{ printf "%d %.1f %.1f\n", $1, $2 / 1e3, $3 / 1e3 }')
 GOT=$(cols "$LR_TMP/same.out" | awk '{ printf "%d %s %s\n", $1, $2, $3 }')
 lr_check "one clock: the table's p50 and p99 are the JSON's, in us" "$GOT" == "$WANT"
+lr_check "one clock: the CSV's p50_ns and p99_ns are the JSON's" "$(csv_lat "$LR_TMP/same.csv")" == \
+	"$(jq -r '.steps | to_entries[] | "\(.key + 1) \(.value.latency_ns.p50) \(.value.latency_ns.p99)"' "$J")"
 lr_check "one clock: no 'latency n/a' line" "$(grep -c '^latency n/a' "$LR_TMP/same.out" || true)" == 0
 lr_finish
