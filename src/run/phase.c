@@ -108,6 +108,22 @@ static void guess_limit(struct lr_step *s)
 		snprintf(s->limit, sizeof(s->limit), "none: the offered rate went through");
 }
 
+/* Counts @packets frames of @size into the step's sizes; s->size is that size while it is the only one. */
+static void add_size(struct lr_step *s, unsigned int size, uint64_t packets)
+{
+	unsigned int k;
+
+	for (k = 0; k < s->nsizes && s->sizes[k].size != size; k++)
+		;
+	if (k == s->nsizes) {
+		if (k == LR_CFG_MAX_STREAMS)
+			return;
+		s->sizes[s->nsizes++] = (struct lr_step_size){ size, 0 };
+	}
+	s->sizes[k].packets += packets;
+	s->size = s->nsizes == 1 ? s->sizes[0].size : 0;
+}
+
 /*
  * What every stream's senders did in one window, as one tx result: counts summed, queues listed
  * in stream order, and the drops of the one sending interface, read around the whole window.
@@ -137,6 +153,7 @@ static int tx_sum(const struct lr_run *r, struct lr_tx *const *tx, const struct 
 		if (one->latency_every > t->latency_every)
 			t->latency_every = one->latency_every;
 		bytes += one->completed * (opts[i].size - LR_FCS_LEN);
+		add_size(s, opts[i].size, one->completed);
 		for (k = 0; k < one->nqueues && t->nqueues < LR_TX_MAX_QUEUES; k++)
 			t->queues[t->nqueues++] = one->queues[k];
 		/*
@@ -249,6 +266,8 @@ static void step_cost(const struct lr_run *r, const struct lr_cpu_times *c0, con
 					.err_ns = s->rx.prog.stats_error_ns };
 	lr_cost_compute(&in, &s->cost);
 	s->have_cost = s->cost.valid;
+	/* below max a worker spins between bursts to keep its timing: its time is its core's, wait included */
+	s->cost_paced = s->offered_pps != 0;
 	if (!s->tx.have_cpu)
 		snprintf(s->cost_why, sizeof(s->cost_why), "the senders' CPU time could not be read");
 	else if (!s->rx.have_prog)
@@ -301,7 +320,7 @@ static int remote_phase(struct lr_run *r, unsigned int size, uint64_t pps, uint6
 		ret = lr_run_rx_wait(r, s ? EOT_WAIT_NS : WARMUP_WAIT_NS, s ? &s->rx : scratch, &complete);
 	if (ret || !s)
 		return ret;
-	s->size = opts[0].size;
+	add_size(s, opts[0].size, s->tx.completed);
 	s->offered_pps = pps;
 	snprintf(s->cost_why, sizeof(s->cost_why), "the senders run on an agent");
 	settle(r, s, complete);
@@ -428,8 +447,7 @@ static int run_phase(struct lr_run *r, unsigned int size, uint64_t pps, uint64_t
 		goto out;
 	s->rtt_on = r->back != NULL;
 
-	/* what the senders did */
-	s->size = cfg->nstreams == 1 && !cfg->streams[0].size ? size : opts[0].size;
+	/* what the senders did (tx_sum() sets the sizes) */
 	s->offered_pps = pps;
 	s->ncpu = lr_cpu_split(&c0, &c1, s->cpu, LR_MAX_CPUS);
 	if (tx_sum(r, tx, opts, &d0, s)) {
@@ -478,23 +496,32 @@ static void judge(const struct lr_run *r, struct lr_step *s)
 
 static void progress(const struct lr_run *r, const struct lr_step *s, const char *what)
 {
-	char b1[32], b2[32], b3[32];
+	char b1[32], b2[32], b3[32], p99[64], sz[24];
 
 	if (r->o->quiet)
 		return;
+	if (s->nsizes > 1)
+		snprintf(sz, sizeof(sz), "mixed sizes");
+	else
+		snprintf(sz, sizeof(sz), "%u B", s->size);
+	/* across clocks, latency is judged once the clocks are compared again after the last step */
+	if (r->clock.state == LR_RUN_CLOCK_SAME)
+		snprintf(p99, sizeof(p99), "%.1f us", s->rx.lat_p99 / 1e3);
+	else
+		snprintf(p99, sizeof(p99), "n/a until the clocks are compared after the last step");
 	if (s->rtt_on) {
-		fprintf(stderr, "linerate run: %s %u B at %s: tx %s pps, back %s pps, lost %lld there and %lld back "
+		fprintf(stderr, "linerate run: %s %s at %s: tx %s pps, back %s pps, lost %lld there and %lld back "
 			"(%.3f%%), rtt p50 %.1f us p99 %.1f us%s; limit: %s\n",
-			what, s->size, s->offered_pps ? lr_fmt_si((double)s->offered_pps, b1, sizeof(b1)) : "max",
+			what, sz, s->offered_pps ? lr_fmt_si((double)s->offered_pps, b1, sizeof(b1)) : "max",
 			lr_fmt_si(s->tx.pps, b2, sizeof(b2)), lr_fmt_si(s->rx.pps, b3, sizeof(b3)),
 			(long long)s->rtt.fwd.lost, (long long)s->rtt.ret.lost, s->loss_pct, s->rtt.p50 / 1e3,
 			s->rtt.p99 / 1e3, s->complete ? "" : " (reflected markers missing)", s->limit);
 		return;
 	}
-	fprintf(stderr, "linerate run: %s %u B at %s: tx %s pps, rx %s pps, lost %lld (%.3f%%), p99 %.1f us%s; limit: %s\n",
-		what, s->size, s->offered_pps ? lr_fmt_si((double)s->offered_pps, b1, sizeof(b1)) : "max",
+	fprintf(stderr, "linerate run: %s %s at %s: tx %s pps, rx %s pps, lost %lld (%.3f%%), p99 %s%s; limit: %s\n",
+		what, sz, s->offered_pps ? lr_fmt_si((double)s->offered_pps, b1, sizeof(b1)) : "max",
 		lr_fmt_si(s->tx.pps, b2, sizeof(b2)), lr_fmt_si(s->rx.pps, b3, sizeof(b3)), (long long)s->rx.lost,
-		s->loss_pct, s->rx.lat_p99 / 1e3, s->complete ? "" : " (markers missing)", s->limit);
+		s->loss_pct, p99, s->complete ? "" : " (markers missing)", s->limit);
 }
 
 /* One measured step: optional warm-up, then the window. */

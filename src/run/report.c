@@ -6,12 +6,40 @@
 #include <string.h>
 #include <unistd.h>
 #include <json-c/json.h>
+#include "ctl/clock.h"
 #include "run/run.h"
 #include "util/log.h"
 #include "util/outfile.h"
 #include "util/report.h"
 
 #define L1_EXTRA 20	/* preamble, start delimiter and inter-frame gap */
+#define FCS_LEN 4
+
+/* The step's frame size as the table and the CSV show it: "64", or "mixed" for several. */
+static const char *step_size_str(const struct lr_step *s, char *buf, size_t len)
+{
+	if (s->nsizes > 1)
+		return "mixed";
+	snprintf(buf, len, "%u", s->size);
+	return buf;
+}
+
+/* A step's L1 bit rate as received, from the bytes the receiver counted (rx.bps_l1). */
+static double rx_l1_bps(const struct lr_step *s)
+{
+	return lr_rx_result_bps(&s->rx, FCS_LEN + L1_EXTRA);
+}
+
+/*
+ * A search's line rate at its found rate @pps: the found trial's frames as sent (their mean, which
+ * is the size for one size), else @size's.
+ */
+static double found_l1_bps(const struct lr_step *b, unsigned int size, double pps)
+{
+	double frame = b->tx.packets ? (double)b->tx.bytes / (double)b->tx.packets : (double)size - FCS_LEN;
+
+	return pps * (frame + FCS_LEN + L1_EXTRA) * 8;
+}
 
 const char *lr_run_tx_mode(const struct lr_run *r)
 {
@@ -71,6 +99,12 @@ static struct json_object *num_or_null(double v)
 	return isnan(v) ? NULL : json_object_new_double(v);
 }
 
+/* Whether a step's one-way (or round-trip) latency is a figure to print: samples, and valid. */
+static bool lat_shown(const struct lr_step *s)
+{
+	return s->rx.lat_valid && s->rx.lat_count;
+}
+
 /* cost_ns_per_packet: the split and each part's error, ns per received packet (docs/cost.md). */
 static struct json_object *cost_json(const struct lr_step *s)
 {
@@ -93,14 +127,25 @@ static struct json_object *cost_json(const struct lr_step *s)
 	json_object_object_add(o, "packets", json_object_new_uint64(s->rx.packets));
 	json_object_object_add(o, "busy_cpu_s", json_object_new_double((double)s->busy_ns / 1e9));
 	json_object_object_add(o, "receiver_ns_per_run", num_or_null(c->recv_ns_per_run));
+	json_object_object_add(o, "paced", json_object_new_boolean(s->cost_paced));
 	return o;
 }
 
 static struct json_object *step_json(const struct lr_step *s)
 {
-	struct json_object *o = json_object_new_object();
+	struct json_object *o = json_object_new_object(), *sizes = json_object_new_array();
+	unsigned int k;
 
-	json_object_object_add(o, "size", json_object_new_int((int)s->size));
+	/* several sizes: no one size; sizes[] holds each, as an IMIX will */
+	json_object_object_add(o, "size", s->nsizes > 1 ? NULL : json_object_new_int((int)s->size));
+	for (k = 0; k < s->nsizes; k++) {
+		struct json_object *z = json_object_new_object();
+
+		json_object_object_add(z, "size", json_object_new_int((int)s->sizes[k].size));
+		json_object_object_add(z, "packets", json_object_new_uint64(s->sizes[k].packets));
+		json_object_array_add(sizes, z);
+	}
+	json_object_object_add(o, "sizes", sizes);
 	json_object_object_add(o, "offered_pps", s->offered_pps ? json_object_new_uint64(s->offered_pps) : NULL);
 	if (s->trial)
 		json_object_object_add(o, "trial", json_object_new_int((int)s->trial));
@@ -136,9 +181,10 @@ static struct json_object *search_json(const struct lr_run *r, const struct lr_r
 		json_object_object_add(e, "rate_pps", json_object_new_uint64(ss->s.best_pps));
 		json_object_object_add(e, "offered_pps", b->offered_pps ? json_object_new_uint64(b->offered_pps) : NULL);
 		json_object_object_add(e, "rx_pps", json_object_new_double(b->rx.pps));
-		json_object_object_add(e, "bps_l1", json_object_new_double(b->rx.pps * (ss->size + L1_EXTRA) * 8));
-		json_object_object_add(e, "latency_p50_ns", json_object_new_uint64(b->rx.lat_p50));
-		json_object_object_add(e, "latency_p99_ns", json_object_new_uint64(b->rx.lat_p99));
+		json_object_object_add(e, "bps_l1", json_object_new_double(found_l1_bps(b, ss->size, (double)ss->s.best_pps)));
+		/* not valid (clocks of two hosts): no figure, as the table's "n/a" */
+		json_object_object_add(e, "latency_p50_ns", lat_shown(b) ? json_object_new_uint64(b->rx.lat_p50) : NULL);
+		json_object_object_add(e, "latency_p99_ns", lat_shown(b) ? json_object_new_uint64(b->rx.lat_p99) : NULL);
 		if (b->rtt_on)
 			json_object_object_add(e, "rtt_p99_ns", json_object_new_uint64(b->rtt.p99));
 	} else {
@@ -188,20 +234,28 @@ static void csv_rows(FILE *f, const struct lr_run *r)
 	bool rtt = lr_run_mode_rtt(r->cfg->mode);
 	unsigned int i;
 
-	/* round trips: p50/p99 are round-trip times, lost both ways; the split in the last columns */
+	/*
+	 * round trips: p50/p99 are round-trip times, lost both ways; the split in the last columns.
+	 * size: "mixed" for a step of several sizes, as in the table; p50_ns, p99_ns: empty where the
+	 * latency is not valid (the table's "n/a")
+	 */
 	fprintf(f, "step,size,trial,offered_pps,tx_pps,rx_pps,l1_gbps,loss_pct,lost,reordered,duplicates,"
 		   "p50_ns,p99_ns,tx_queued,tx_completed,tx_dev_dropped,rx_dev_dropped,rx_drv_drops,ring_drops,pass,limit%s\n",
 		rtt ? ",forward_lost,return_lost,forward_reordered,return_reordered" : "");
 	for (i = 0; i < r->nsteps; i++) {
 		const struct lr_step *s = &r->steps[i];
+		char sz[16], p50[24] = "", p99[24] = "";
 
-		fprintf(f, "%u,%u,%u,%llu,%.0f,%.0f,%.4f,%.4f,%lld,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%d,\"%s\"",
-			i + 1, s->size, s->trial, (unsigned long long)s->offered_pps, s->tx.pps, s->rx.pps,
-			s->rx.pps * (s->size + L1_EXTRA) * 8 / 1e9, s->loss_pct,
+		if (lat_shown(s)) {
+			snprintf(p50, sizeof(p50), "%llu", (unsigned long long)s->rx.lat_p50);
+			snprintf(p99, sizeof(p99), "%llu", (unsigned long long)s->rx.lat_p99);
+		}
+		fprintf(f, "%u,%s,%u,%llu,%.0f,%.0f,%.4f,%.4f,%lld,%llu,%llu,%s,%s,%llu,%llu,%llu,%llu,%llu,%llu,%d,\"%s\"",
+			i + 1, step_size_str(s, sz, sizeof(sz)), s->trial, (unsigned long long)s->offered_pps, s->tx.pps,
+			s->rx.pps, rx_l1_bps(s) / 1e9, s->loss_pct,
 			(long long)(s->rtt_on ? s->rtt.fwd.lost + s->rtt.ret.lost : s->rx.lost),
 			(unsigned long long)s->rx.late, (unsigned long long)s->rx.dups,
-			(unsigned long long)s->rx.lat_p50, (unsigned long long)s->rx.lat_p99,
-			(unsigned long long)s->tx.queued, (unsigned long long)s->tx.completed,
+			p50, p99, (unsigned long long)s->tx.queued, (unsigned long long)s->tx.completed,
 			(unsigned long long)s->tx.device.dropped, (unsigned long long)s->rx.device.dropped,
 			(unsigned long long)s->rx.device.driver_drops, (unsigned long long)s->rx.ring_drops, s->pass,
 			s->limit);
@@ -228,10 +282,47 @@ int lr_run_write_csv(const struct lr_run *r)
 	return ret;
 }
 
+/* A latency figure in us, or "n/a" where the step's latency is not valid. */
+static const char *lat_us(const struct lr_step *s, uint64_t ns, char *buf, size_t len)
+{
+	if (!lat_shown(s))
+		return "n/a";
+	snprintf(buf, len, "%.1f", ns / 1e3);
+	return buf;
+}
+
+/*
+ * Under the table, one line for the steps whose latency shows "n/a": which they are, and why, in
+ * the words of the clock's own verdict (the first such step's; each step's is in its JSON).
+ */
+static void print_lat_why(FILE *out, const struct lr_run *r)
+{
+	const struct lr_step *first = NULL;
+	unsigned int i, n = 0;
+	char why[256];
+
+	for (i = 0; i < r->nsteps; i++) {
+		if (lat_shown(&r->steps[i]))
+			continue;
+		if (!n++) {
+			first = &r->steps[i];
+			fprintf(out, "latency n/a in step %u", i + 1);
+		} else {
+			fprintf(out, ", %u", i + 1);
+		}
+	}
+	if (!n)
+		return;
+	/* one clock: not valid only for want of a sample */
+	if (!lr_clock_describe(&first->rx, why, sizeof(why))[0])
+		snprintf(why, sizeof(why), "no frame with a latency sample arrived");
+	fprintf(out, ": %s%s\n", why, n > 1 ? " (the first's figures; every step's in latency_ns of the JSON)" : "");
+}
+
 static void print_steps(FILE *out, const struct lr_run *r)
 {
 	unsigned int i, k;
-	char b1[32], b2[32], b3[32], b4[32];
+	char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32], b7[16];
 
 	fprintf(out, "%-4s %5s %5s %10s %10s %10s %8s %8s %6s %8s %8s  %-18s %s\n", "step", "size", "trial", "offered",
 		"tx pps", "rx pps", "L1 Gb/s", "loss %", "reord", "p50 us", "p99 us", "tx per queue", "pass");
@@ -243,13 +334,16 @@ static void print_steps(FILE *out, const struct lr_run *r)
 		for (k = 0; k < s->tx.nqueues && off < sizeof(spread) - 12; k++)
 			off += (size_t)snprintf(spread + off, sizeof(spread) - off, "%s%s", k ? "/" : "",
 						lr_fmt_si(s->tx.queues[k].pps, b3, sizeof(b3)));
-		fprintf(out, "%-4u %5u %5s %10s %10s %10s %8.3f %8.3f %6llu %8.1f %8.1f  %-18s %s\n", i + 1, s->size,
+		fprintf(out, "%-4u %5s %5s %10s %10s %10s %8.3f %8.3f %6llu %8s %8s  %-18s %s\n", i + 1,
+			step_size_str(s, b7, sizeof(b7)),
 			s->trial ? (snprintf(b3, sizeof(b3), "%u", s->trial), b3) : "-",
 			s->offered_pps ? lr_fmt_si((double)s->offered_pps, b1, sizeof(b1)) : "max",
 			lr_fmt_si(s->tx.pps, b2, sizeof(b2)), lr_fmt_si(s->rx.pps, b4, sizeof(b4)),
-			s->rx.pps * (s->size + L1_EXTRA) * 8 / 1e9, s->loss_pct, (unsigned long long)s->rx.late,
-			s->rx.lat_p50 / 1e3, s->rx.lat_p99 / 1e3, spread, s->pass ? "yes" : "NO");
+			rx_l1_bps(s) / 1e9, s->loss_pct, (unsigned long long)s->rx.late,
+			lat_us(s, s->rx.lat_p50, b5, sizeof(b5)), lat_us(s, s->rx.lat_p99, b6, sizeof(b6)), spread,
+			s->pass ? "yes" : "NO");
 	}
+	print_lat_why(out, r);
 }
 
 /* One part of the cost split: "N (+-E)", or "not measured". */
@@ -289,10 +383,16 @@ static void print_where(FILE *out, const struct lr_run *r)
 
 			fprintf(out, "\n     cost %.0f ns/packet (+-%.0f): sender ", k->total, k->err_total);
 			part(out, k->sender, k->err_sender);
+			if (s->cost_paced)
+				fprintf(out, " with its pacing wait");
 			fprintf(out, ", path ");
 			part(out, k->path, k->err_path);
 			fprintf(out, ", receiver ");
 			part(out, k->receiver, k->err_receiver);
+			/* a paced sender's spinning is no cost of the frames: say so, or 50 us a frame reads as the path's */
+			if (s->cost_paced)
+				fprintf(out, "; paced: the sender spins between bursts, so it and the total hold that wait "
+					     "(path and receiver do not; compare totals at rate max)");
 		}
 		if (s->cost_why[0])
 			fprintf(out, "%s%s", s->have_cost ? "; " : "\n     cost: ", s->cost_why);
@@ -311,7 +411,7 @@ static void print_where(FILE *out, const struct lr_run *r)
 static void print_searches(FILE *out, const struct lr_run *r)
 {
 	unsigned int i;
-	char b1[32];
+	char b1[32], b2[32], b3[32];
 
 	if (lr_run_mode_rtt(r->cfg->mode) && r->cfg->max_rtt_p99_ns)
 		fprintf(out, "\nzero-loss round-trip throughput (loss both ways <= %.4g%%, rtt p99 <= %.1f us):\n",
@@ -329,10 +429,9 @@ static void print_searches(FILE *out, const struct lr_run *r)
 			continue;
 		}
 		b = &r->steps[ss->first + ss->s.best];
-		fprintf(out, "  %5u B: %s pps (%.3f Gbit/s L1), %sp50 %.1f us, p99 %.1f us, %u trials\n", ss->size,
-			lr_fmt_si(rate, b1, sizeof(b1)), rate * (ss->size + L1_EXTRA) * 8 / 1e9, b->rtt_on ? "rtt " : "",
-			b->rx.lat_p50 / 1e3,
-			b->rx.lat_p99 / 1e3, ss->s.ntrials);
+		fprintf(out, "  %5u B: %s pps (%.3f Gbit/s L1), %sp50 %s us, p99 %s us, %u trials\n", ss->size,
+			lr_fmt_si(rate, b1, sizeof(b1)), found_l1_bps(b, ss->size, rate) / 1e9, b->rtt_on ? "rtt " : "",
+			lat_us(b, b->rx.lat_p50, b2, sizeof(b2)), lat_us(b, b->rx.lat_p99, b3, sizeof(b3)), ss->s.ntrials);
 	}
 }
 

@@ -22,9 +22,17 @@
 
 struct lr_rx;
 
+/* Frames of one size a step sent (streams of that size together). */
+struct lr_step_size {
+	unsigned int size;	/* including the FCS */
+	uint64_t packets;	/* data frames completed */
+};
+
 /* One measured window: what the senders did, what the receiver counted, and the verdict. */
 struct lr_step {
-	unsigned int size;
+	unsigned int size;	/* including the FCS; 0 when the streams sent several sizes (sizes[]) */
+	unsigned int nsizes;
+	struct lr_step_size sizes[LR_CFG_MAX_STREAMS];	/* by first appearance in stream order */
 	uint64_t offered_pps;	/* 0: max */
 	unsigned int trial;	/* throughput search: 1-based trial of this size; 0 for sweeps */
 	unsigned int rep;	/* sweeps: 1-based repetition; 0 for searches */
@@ -44,6 +52,7 @@ struct lr_step {
 	/* CPU per received packet, split (sys/cost.h); else why not */
 	bool have_cost;
 	struct lr_cost cost;
+	bool cost_paced;	/* at an offered rate: the sender's part (and the total) hold its pacing wait */
 	uint64_t busy_ns;	/* every CPU's busy time over the window */
 	char cost_why[120];
 };

@@ -17,7 +17,7 @@ uint64_t lr_lat_quantile(const __u64 *hist, unsigned int nbuckets, uint64_t coun
  * The version of the keys of every JSON document (docs/json.md): bumped whenever they change (a key
  * added, removed or renamed, a value of another type or meaning), so a reader can tell.
  */
-#define LR_JSON_SCHEMA 7
+#define LR_JSON_SCHEMA 8
 
 /* A new JSON document: {"command": @command, "schema": LR_JSON_SCHEMA, "version": {"release", "revision"}}. */
 struct json_object *lr_json_doc(const char *command);

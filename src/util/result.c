@@ -35,19 +35,25 @@ static int get_derived(struct json_object *v, void *base, const char *path, char
 	return lr_jfield_number(v, path, &unused, err, errlen);
 }
 
+double lr_tx_result_bps(const struct lr_tx_result *r, unsigned int extra)
+{
+	return r->pps * (tx_frame_bytes(r) + (double)extra) * 8;
+}
+
+double lr_rx_result_bps(const struct lr_rx_result *r, unsigned int extra)
+{
+	return r->pps * (lr_rx_result_frame_bytes(r) + (double)extra) * 8;
+}
+
 /* The bit rate of frames of the mean size plus f->min bytes each (the FCS; and preamble and gap for L1). */
 static struct json_object *tx_bps(const struct lr_jfield *f, const void *base)
 {
-	const struct lr_tx_result *r = base;
-
-	return json_object_new_double(r->pps * (tx_frame_bytes(r) + (double)f->min) * 8);
+	return json_object_new_double(lr_tx_result_bps(base, (unsigned int)f->min));
 }
 
 static struct json_object *rx_bps(const struct lr_jfield *f, const void *base)
 {
-	const struct lr_rx_result *r = base;
-
-	return json_object_new_double(r->pps * (lr_rx_result_frame_bytes(r) + (double)f->min) * 8);
+	return json_object_new_double(lr_rx_result_bps(base, (unsigned int)f->min));
 }
 
 /* ---- tx ---- */

@@ -209,6 +209,13 @@ int lr_prep_result_get(struct json_object *parent, struct lr_prep_result *r, cha
 
 /* Mean bytes per frame received, without the FCS; 0 before the first frame. */
 double lr_rx_result_frame_bytes(const struct lr_rx_result *r);
+/*
+ * Bit rates from the frames really counted: pps x (their mean bytes + @extra) x 8, @extra 4 for L2
+ * (the FCS), 24 for L1 (and preamble, start delimiter, gap). What bps_l2 and bps_l1 hold, so a
+ * report that prints one shows the JSON's own figure.
+ */
+double lr_tx_result_bps(const struct lr_tx_result *r, unsigned int extra);
+double lr_rx_result_bps(const struct lr_rx_result *r, unsigned int extra);
 
 /* Adds "tx" to @parent. */
 void lr_tx_result_put(struct json_object *parent, const struct lr_tx_result *r);

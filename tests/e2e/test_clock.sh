@@ -19,7 +19,7 @@
 #      (its kernel receive stamps are moved onto the stamping clock, not CLOCK_MONOTONIC)
 #   3. recv (XDP) --pcap in a time namespace 10^6 s ahead: its records within the wall-clock span
 #   4. send --engine live --pcap in a time namespace 10^6 s ahead: records within the span
-#   - each recv document: schema 7, latency_ns.clock "same_host", offset_ns, error_bound_ns and
+#   - each recv document: schema 8, latency_ns.clock "same_host", offset_ns, error_bound_ns and
 #     drift_ppb 0, valid true
 set -euo pipefail
 # shellcheck source=tests/e2e/lib.sh
@@ -75,7 +75,7 @@ latency_ok()
 	lr_check "$1: latency_ns.count" "$(lr_jget "$r" .latency_ns.count)" == $(((COUNT + every - 1) / every))
 	lr_check "$1: latency_ns.future" "$(lr_jget "$r" .latency_ns.future)" == 0
 	lr_check "$1: latency_ns.p50 < 1 ms" "$(lr_jget "$r" .latency_ns.p50)" "<" 1000000
-	lr_check "$1: schema" "$(lr_jget "$r" .schema)" == 7
+	lr_check "$1: schema" "$(lr_jget "$r" .schema)" == 8
 	lr_check "$1: latency_ns clock keys of a local receiver" \
 		"$(jq -c '.latency_ns | [.clock, .offset_ns, .error_bound_ns, .drift_ppb, .valid]' "$r" 2>&1)" \
 		== '["same_host",0,0,0,true]'

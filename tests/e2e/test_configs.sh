@@ -23,6 +23,10 @@
 #     says up; [tx] and [rx] (netns, interface) are the ends of one of the lab's paths, and every
 #     src_ip, dst_ip, src_mac, dst_mac in [tx] and the [stream] sections is that path's
 #   - `linerate run FILE --json --csv -q` exits 0; the CSV has a header and one row per step
+#   - every figure of the text report equals the JSON's to the printed digits (run_table.py: each
+#     step's row but its pass column, the counts of "where the frames went", the cost line, each
+#     search's found rate, L1 rate and latency); each step's sizes[] adds up to tx.completed, and a
+#     step of one size has size == sizes[0].size
 #   - sweep files: one step per size x rate x repeat; every step passes, is settled by its
 #     end-of-test markers, rx.packets == tx.packets, lost 0, and sent as offered (within 5 %)
 #   - round-trip files (mode = rtt): as sweeps, and every step rtt_settled with forward and return
@@ -31,7 +35,8 @@
 #     than offered, in at most max_trials trials; the found rate's trial passed with lost 0, settled
 #     and rx.packets == tx.packets; one step per trial
 #   - 2-queue files: both TX queues sent and both RX queues received
-#   - multi-stream: one worker per stream, on queues 0 and 1; bytes per frame between the two sizes
+#   - multi-stream: one worker per stream, on queues 0 and 1; bytes per frame between the two sizes;
+#     every step's size null and sizes[] 1518 and 64, and the table's size column "mixed"
 #   - no XDP program left on the receiving interface; `scripts/lab down` exits 0 and leaves no
 #     namespace of that lab; none with prefix P at the end
 set -euo pipefail
@@ -44,7 +49,7 @@ PFX=lrcfg$$
 HEADER_RE='^; topology: scripts/lab up [a-z]+( --queues [1-9][0-9]?| --threaded-napi)*$'
 
 lr_init
-lr_require_cmds sed grep flock
+lr_require_cmds sed grep flock python3
 [[ -x $LAB ]] || lr_die "no scripts/lab at $LAB"
 
 lr_lab_prefix "$PFX"
@@ -217,6 +222,14 @@ run_file()
 	lr_show_file "$LR_TMP/$f.err"
 	lr_check "$f: exit code" "$rc" == 0
 	lr_jvalid "$j"
+	rc=0
+	python3 "$LR_E2E_DIR/run_table.py" "$LR_TMP/$f.out" "$j" >"$LR_TMP/$f.table" 2>&1 || rc=$?
+	lr_show_file "$LR_TMP/$f.table"
+	lr_check "$f: every figure of the report is the JSON's (run_table.py exit code)" "$rc" == 0
+	lr_check "$f: steps whose sizes[] packets do not add up to tx.completed" \
+		"$(jq '[.steps[] | select(([.sizes[].packets] | add) != .tx.completed)] | length' "$j" 2>&1)" == 0
+	lr_check "$f: single-size steps whose size is not sizes[0].size" \
+		"$(jq '[.steps[] | select((.sizes | length) == 1 and .size != .sizes[0].size)] | length' "$j" 2>&1)" == 0
 	mode=$(lr_jget "$j" .mode)
 	case $mode in
 	sweep) check_sweep "$f" "$j" "$c" "$line" "$cfg" ;;
@@ -239,6 +252,10 @@ run_file()
 		lr_check "multi-stream: streams on queues 0 and 1" "$(jq -c '[.steps[0].rx.per_queue[].queue]' "$j")" == "[0,1]"
 		lr_check "multi-stream: bytes per frame between the two sizes (64 and 1518) in every step" \
 			"$(jq '[.steps[] | (.rx.bps_l1 / 8 / .rx.pps - 20) | select(. < 200 or . > 1400)] | length' "$j")" == 0
+		lr_check "multi-stream: every step's size null and sizes[] 1518 and 64" \
+			"$(jq -c '[.steps[] | [.size, [.sizes[].size]]] | unique' "$j")" == '[[null,[1518,64]]]'
+		lr_check "multi-stream: the table's size column says mixed in every step" \
+			"$(grep -cE '^[0-9]+ +mixed ' "$LR_TMP/$f.out" || true)" == "$(jq '.steps | length' "$j")"
 		;;
 	esac
 	lr_check_cmd "$f: no XDP program left on the receiving interface" \

@@ -20,6 +20,8 @@
 #        a CPU); total = (busy CPU less stats' added cost) / packets
 #      - the paced step: a paced worker spins on its core, so its time is about the window: the
 #        sender part times the rate sent, and tx.cpu.thread_ns over window_s, are 0.5 to 1.2
+#      - cost_ns_per_packet.paced false at max, true at 50 kpps; the report's cost line says so at
+#        50 kpps ("sender N (+-E) with its pacing wait", "; paced: ...") and not at max
 #      - tx.cpu.irq_time_accounting matches the kernel's config (/boot/config-RELEASE or
 #        /proc/config.gz; without either a skip, a failure under LINERATE_REQUIRE_E2E=1)
 #      - independent of the split's arithmetic: sender <= tx.cpu.thread_ns / packets, the receiver
@@ -146,7 +148,14 @@ else
 		"no kernel config to read (/boot/config-$(uname -r), /proc/config.gz)"
 fi
 lr_check_cmd "the report has a cost line under each step" \
-	test "$(grep -cE '^     cost [0-9]+ ns/packet \(\+-[0-9]+\): sender -?[0-9]+ \(\+-[0-9]+\), path -?[0-9]+' "$LR_TMP/run.out")" -eq 2
+	test "$(grep -cE '^     cost [0-9]+ ns/packet \(\+-[0-9]+\): sender -?[0-9]+ \(\+-[0-9]+\)( with its pacing wait)?, path -?[0-9]+' \
+		"$LR_TMP/run.out")" -eq 2
+lr_check "max rate: cost not paced" "$(jq '.steps[0].cost_ns_per_packet.paced' "$J")" == false
+lr_check "50 kpps: cost paced" "$(jq '.steps[1].cost_ns_per_packet.paced' "$J")" == true
+COST_LINES=$(grep -E '^     cost [0-9]+ ns/packet' "$LR_TMP/run.out" || true)
+lr_check "max rate: the cost line says nothing of pacing" "$(sed -n 1p <<<"$COST_LINES" | grep -c 'pacing\|paced' || true)" == 0
+lr_check "50 kpps: the cost line says the sender's part holds its pacing wait" \
+	"$(sed -n 2p <<<"$COST_LINES" | grep -cE 'sender -?[0-9]+ \(\+-[0-9]+\) with its pacing wait, .*; paced: the sender spins' || true)" == 1
 
 lr_log "== recv --prog-stats against bpftool"
 rm -f "$LR_TMP/ready"

@@ -166,7 +166,7 @@ lr_show_file "$LR_TMP/full.err"
 lr_check "full: exit code" "$RC" == 0
 lr_jvalid "$J"
 lr_check "full: command" "$(lr_jget "$J" .command)" == matrix
-lr_check "full: schema" "$(lr_jget "$J" .schema)" == 7
+lr_check "full: schema" "$(lr_jget "$J" .schema)" == 8
 lr_check "full: agents, sorted" "$(jq -r '[.agents[].agent] | join(" ")' "$J")" == \
 	"198.18.10.1:7446 198.18.10.2:7446 198.18.10.3:7446"
 lr_check "full: every agent reached, its host facts kept" \

@@ -18,7 +18,7 @@
 #     NoPorts +3) and are counted as foreign; test frames are not: 3 <= foreign <= 10 and
 #     delta - packets - foreign >= flows (end-of-test markers)
 #   - no XDP program remains on rcv0 after recv exits
-#   - every document says "schema": 7
+#   - every document says "schema": 8
 #   - one result codec on every path: `linerate run` over the same pair at the same rate (its
 #     receiver in a child process, its result sent back as a JSON message) writes a step whose
 #     rx, rx.device, rx.per_queue[], latency_ns, tx, tx.per_queue[] and tx.device have exactly
@@ -57,7 +57,7 @@ lr_show_file "$LR_TMP/run.err"
 lr_check "run exit code" "$RUN_RC" == 0
 lr_jvalid "$J"
 for f in "$S" "$R" "$J"; do
-	lr_check "$(basename "$f") schema" "$(lr_jget "$f" .schema)" == 7
+	lr_check "$(basename "$f") schema" "$(lr_jget "$f" .schema)" == 8
 done
 
 # same_keys WHAT EXPR_A FILE_A EXPR_B FILE_B: the two objects have the same set of keys
