@@ -212,8 +212,9 @@ const struct lr_opt lr_opts[LR_O_COUNT_ALL] = {
 				"MTU+18",
 			.ini_note = "A list: every size is a sweep step; beside [stream] sections at most one, "
 				    "which is ignored" },
-	[LR_O_FLOWS] = { CLI("flows", 0, "N"), INI("flows", TX | STREAM), .kind = &k_flows, .def = "1",
-			 .help = "flows (UDP source ports), each with its own sequence; at least one per queue" },
+	[LR_O_FLOWS] = { CLI("flows", 0, "N"), INI("flows", TX | STREAM), .kind = &k_flows,
+			 .help = "flows (UDP source ports), each with its own sequence; at least one per queue",
+			 .def_text = "one per queue" },
 	[LR_O_RATE] = { CLI("rate", 0, "RATE"), INI("rates", TX), .alias = "rate", .list = LR_CFG_MAX_RATES,
 			.kind = &k_rate, .def = "max",
 			.help = "the total rate: max, packets per second, or an L1 line rate in bits where each frame "

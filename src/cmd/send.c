@@ -183,6 +183,9 @@ static int send_check(void *p, char *err, size_t errlen)
 			 o->size, family_name(o->family), lr_frame_min_size(o->family));
 		return -EINVAL;
 	}
+	/* 0: not given (the smallest flow count is 1); each worker needs one, so that many */
+	if (!o->flows)
+		o->flows = o->nworkers;
 	if (o->flows < o->nworkers) {
 		snprintf(err, errlen, "--flows %u is fewer than the %u workers; each worker needs a flow of its own",
 			 o->flows, o->nworkers);

@@ -173,8 +173,8 @@ static void pair_cfg(const struct matrix *m, unsigned int tx, unsigned int rx, s
 	cfg->nstreams = 1;
 	st->family = agent(m, rx)->a.family;
 	st->dst_ip = agent(m, rx)->a.addr;
-	st->flows = o->flows;
-	st->src_port = lr_src_port_base(o->flows);
+	st->flows = o->flows ? o->flows : 1;	/* one queue: one flow unless told */
+	st->src_port = lr_src_port_base(st->flows);
 	st->share = 1.0;
 	st->nqueues = 1;
 }
