@@ -113,6 +113,7 @@ struct json_object *lr_rx_doc(const struct lr_rx_context *x, const struct lr_rx_
 	json_object_object_add(root, "duration_s", json_object_new_double(x->secs));
 	json_object_object_add(root, "frame_size", json_object_new_int((int)(r->packets ? frame + LR_FCS_LEN : 0)));
 	json_object_object_add(root, "error", x->error[0] ? json_object_new_string(x->error) : NULL);
+	json_object_object_add(root, "stopped", x->stopped[0] ? json_object_new_string(x->stopped) : NULL);
 	lr_rx_result_put(root, r);
 	return root;
 }
@@ -142,6 +143,7 @@ int lr_rx_report(struct lr_rx *rcv, const struct lr_rx_outcome *out)
 	snprintf(x.mode, sizeof(x.mode), "%s", rcv->mode);
 	snprintf(x.ifname, sizeof(x.ifname), "%s", o->ifname);
 	snprintf(x.error, sizeof(x.error), "%s", out->error);
+	snprintf(x.stopped, sizeof(x.stopped), "%s", out->stopped ? out->stopped : "");
 	r = malloc(sizeof(*r));
 	if (!r)
 		return lr_fail(LR_EXIT_RUNTIME, "recv", "out of memory");

@@ -123,6 +123,18 @@ bool lr_flows_complete(const struct lr_flow_state *table)
 	return true;
 }
 
+int lr_rx_activity(struct lr_rx *rx, uint64_t *count)
+{
+	int i, ret = rx->ops->read(rx);
+
+	if (ret)
+		return ret;
+	*count = 0;
+	for (i = 0; i < rx->nsources; i++)
+		*count += rx->sources[i].packets + rx->sources[i].eot;
+	return 0;
+}
+
 int lr_rx_collect(struct lr_rx *rx, struct lr_rx_result *r)
 {
 	struct lr_rx_counters *s;

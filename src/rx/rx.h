@@ -102,6 +102,8 @@ void lr_rx_counters_sum(const struct lr_rx_counters *src, int n, struct lr_rx_co
 int lr_rx_begin(const struct lr_recv_opts *o, struct lr_rx *rx, char *line, size_t linelen, char *err, size_t errlen);
 /* The result so far (struct lr_rx_result, util/result.h): counts, flows, device counters, capture. */
 int lr_rx_collect(struct lr_rx *rx, struct lr_rx_result *r);
+/* Test frames and markers counted so far (foreign frames aside): what an idle limit watches. */
+int lr_rx_activity(struct lr_rx *rx, uint64_t *count);
 /* Every flow the sender announced has its end-of-test marker in. */
 bool lr_rx_complete(const struct lr_rx *rx);
 /* The same, of a table of LR_MAX_FLOWS flow states (a receiver's or a reflector's). */
@@ -121,7 +123,8 @@ void lr_rx_capture_abort(struct lr_rx *rx);
 struct lr_rx_outcome {
 	uint64_t start_ns, end_ns;
 	bool pcap_lost;	/* the capture could not be completed and was removed */
-	char error[256];	/* "" unless the test ended early (the interface disappeared) */
+	char error[512];	/* "" unless the test ended early (the interface disappeared, the idle limit) */
+	const char *stopped;	/* why it ended: "markers", "duration", "signal", "idle", "interface" */
 };
 
 /* The summary on stderr and, with --json, the JSON document; the exit code. */
