@@ -89,9 +89,9 @@ static void live_line(struct lr_reflector *r, uint64_t *prev, uint64_t dt)
 static void summary(const struct lr_reflector *r, const struct lr_reflect_result *x)
 {
 	fprintf(stderr, "linerate reflect: %.3f s on %s (XDP %s)\n", x->duration_s, r->ifc.name, x->mode);
-	fprintf(stderr, "  reflected %llu data frames and %llu markers on %u flows (%u with markers); passed %llu other "
-		"frames\n", (unsigned long long)x->packets, (unsigned long long)x->eot, x->flows, x->flows_eot,
-		(unsigned long long)x->foreign);
+	fprintf(stderr, "  reflected %llu data frame%s and %llu marker%s on %u flow%s (%u with markers); passed %llu "
+		"other frame%s\n", (unsigned long long)x->packets, lr_s(x->packets), (unsigned long long)x->eot,
+		lr_s(x->eot), x->flows, lr_s(x->flows), x->flows_eot, (unsigned long long)x->foreign, lr_s(x->foreign));
 	fprintf(stderr, "  forward   lost %lld%s  reordered %llu  duplicates %llu\n", (long long)x->lost,
 		x->settled ? "" : " (no marker for every flow: open gaps only)", (unsigned long long)x->late,
 		(unsigned long long)x->dups);

@@ -10,6 +10,7 @@
 #include "util/log.h"
 #include "util/outfile.h"
 #include "util/report.h"
+#include "util/units.h"
 
 #define L1_EXTRA 20	/* preamble, start delimiter and inter-frame gap */
 
@@ -325,14 +326,14 @@ static void print_searches(FILE *out, const struct lr_run *r)
 		double rate = (double)ss->s.best_pps;
 
 		if (!ss->s.found) {
-			fprintf(out, "  %5u B: no rate passed in %u trials\n", ss->size, ss->s.ntrials);
+			fprintf(out, "  %5u B: no rate passed in %u trial%s\n", ss->size, ss->s.ntrials, lr_s(ss->s.ntrials));
 			continue;
 		}
 		b = &r->steps[ss->first + ss->s.best];
-		fprintf(out, "  %5u B: %s pps (%.3f Gbit/s L1), %sp50 %.1f us, p99 %.1f us, %u trials\n", ss->size,
+		fprintf(out, "  %5u B: %s pps (%.3f Gbit/s L1), %sp50 %.1f us, p99 %.1f us, %u trial%s\n", ss->size,
 			lr_fmt_si(rate, b1, sizeof(b1)), rate * (ss->size + L1_EXTRA) * 8 / 1e9, b->rtt_on ? "rtt " : "",
 			b->rx.lat_p50 / 1e3,
-			b->rx.lat_p99 / 1e3, ss->s.ntrials);
+			b->rx.lat_p99 / 1e3, ss->s.ntrials, lr_s(ss->s.ntrials));
 	}
 }
 
