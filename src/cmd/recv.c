@@ -189,7 +189,7 @@ int lr_cmd_recv(const struct lr_recv_opts *o)
 {
 	struct recv_ctx c;
 	struct sigaction sa = { .sa_handler = on_signal };
-	char err[512], line[768];
+	char err[LR_RX_LINE_MAX], line[LR_RX_LINE_MAX];
 	int ret, cret;
 
 	lr_log_set_level(o->verbose);

@@ -274,7 +274,7 @@ static int send_loop(struct lr_tx *c, const struct lr_send_opts *o, struct lr_pe
  */
 static int rtt_begin(const struct lr_send_opts *o, struct lr_recv_opts *ro, struct lr_rx *rx)
 {
-	char err[512], line[768];
+	char err[LR_RX_LINE_MAX], line[LR_RX_LINE_MAX];
 	int ret;
 
 	lr_recv_opts_default(ro);

@@ -572,7 +572,7 @@ static struct json_object *refused(struct endpoint *e, struct json_object *m, in
 static struct json_object *on_prepare_rx(struct endpoint *e, struct json_object *req)
 {
 	struct json_object *m;
-	char err[512], line[768], address[LR_CTL_ADDR_TEXT];
+	char err[LR_RX_LINE_MAX], line[LR_RX_LINE_MAX], address[LR_CTL_ADDR_TEXT];
 	int ret;
 
 	/* before the parse: the options of a running receiver are read from e->ro */
@@ -602,7 +602,7 @@ static struct json_object *on_prepare_rx(struct endpoint *e, struct json_object 
 static struct json_object *on_prepare_reflect(struct endpoint *e, struct json_object *req)
 {
 	struct json_object *m;
-	char err[512], line[768], address[LR_CTL_ADDR_TEXT];
+	char err[LR_RX_LINE_MAX], line[LR_RX_LINE_MAX], address[LR_CTL_ADDR_TEXT];
 	int ret;
 
 	/* before the parse: the options of a running reflector are read from e->fo */

@@ -474,7 +474,7 @@ static int reverse_report(struct lr_peer *p, struct reverse *v)
 int lr_peer_reverse(struct lr_peer *p)
 {
 	struct reverse *v = calloc(1, sizeof(*v));
-	char err[512], line[768];
+	char err[LR_RX_LINE_MAX], line[LR_RX_LINE_MAX];
 	int ret;
 
 	if (!v)

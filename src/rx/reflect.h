@@ -18,7 +18,7 @@ struct lr_reflector {
 	const struct lr_reflect_opts *o;
 	struct lr_if ifc;
 	const char *mode;	/* "native", "generic" */
-	char why[256];	/* why that mode */
+	char why[512];	/* why that mode */
 	struct reflect *skel;
 	int link_fd;
 	struct lr_flow_state *flows;	/* mmap of the program's flow array */

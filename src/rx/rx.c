@@ -355,7 +355,7 @@ int lr_rx_begin(const struct lr_recv_opts *o, struct lr_rx *rx, char *line, size
 	};
 	const struct lr_cand *cands = all;
 	struct lr_choice ch;
-	char why[512], unused[160] = "", statsnote[300];
+	char why[LR_CHOICE_WHY_MAX(2)], unused[LR_RX_UNUSED_MAX] = "", statsnote[LR_RX_STATS_NOTE_MAX];
 	unsigned int n = 2;
 	int ret;
 

@@ -11,6 +11,7 @@
 #include "sys/cost.h"
 #include "sys/counters.h"
 #include "sys/netdev.h"
+#include "util/choose.h"
 #include "util/result.h"
 
 struct lr_rx;
@@ -42,12 +43,20 @@ extern const struct lr_rx_ops lr_rx_packet;
 /* What holds @ifindex's XDP hook, in words ("linerate's receiver (program xdp_count, id 42, pid 7 linerate)"). */
 void lr_rx_xdp_holder(int ifindex, char *buf, size_t len);
 
+/* The start line (and the error) lr_rx_begin() writes at most: its words, the notes and two reasons. */
+#define LR_RX_NOTE_MAX		192
+#define LR_RX_UNUSED_MAX	160
+#define LR_RX_STATS_NOTE_MAX	320
+#define LR_RX_LINE_MAX	LR_START_LINE_MAX
+_Static_assert(128 + IF_NAMESIZE + LR_RX_NOTE_MAX + LR_CHOICE_WHY_MAX(2) + LR_RX_UNUSED_MAX + LR_RX_STATS_NOTE_MAX <=
+	       LR_RX_LINE_MAX, "lr_rx_begin's start line has room for all its parts");
+
 struct lr_rx {
 	const struct lr_recv_opts *o;
 	struct lr_if ifc;
 	const struct lr_rx_ops *ops;
 	const char *mode;	/* "native", "generic", "tpacket_v3" */
-	char note[192];
+	char note[LR_RX_NOTE_MAX];
 	struct lr_flow_state *flows;	/* written by the backend's counting side (and reset) only */
 	struct lr_rx_counters *sources;	/* nsources entries, filled by ops->read */
 	int nsources;

@@ -299,7 +299,7 @@ static int open_engine(struct lr_tx *c)
 	uint64_t pps = lr_rate_pps(&o->rate, c->frame_bytes);
 	unsigned int allowed[CPU_SETSIZE], nallowed = allowed_cpus(allowed, CPU_SETSIZE);
 	struct lr_choice ch;
-	char why[512];
+	char why[LR_CHOICE_WHY_MAX(3)];
 	unsigned int i, n = 3;
 	int ret;
 
@@ -770,7 +770,7 @@ int lr_tx_report(struct lr_tx *c, struct json_object *peer, const struct lr_rtt_
 	const struct lr_send_opts *o = c->o;
 	struct lr_tx_result *r;
 	struct json_object *root, *v;
-	char err[256], error[512] = "";
+	char err[256], error[LR_WHY_MAX + 32] = "";
 	double secs;
 	unsigned int i;
 	int code = LR_EXIT_OK;

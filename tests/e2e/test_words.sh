@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # What the summaries say, word for word where the words depend on the numbers: a count of one is
-# in the singular ("1 frame", "1 flow"), every other in the plural.
+# in the singular ("1 frame", "1 flow"), every other in the plural. And no message cut short.
 #
 #   ns lr-words-snd-PID                     ns lr-words-rcv-PID
 #   +-----------------------------+         +-------------------------------+
@@ -18,6 +18,9 @@
 #     "one in 10 data frames"
 #   - send --rtt --count 1, reflect --once: "reflected 1 data frame and 5 markers on 1 flow (1 with
 #     markers)", send's "(1 sample)"
+#   - on a second pair whose sending end has a 15-character name (sndfifteenchars <-> rcv1), with
+#     nothing on the peer: a default send (--rate max: auto tries live first) and send --rtt print
+#     live's hint whole, to its last words "or start linerate recv on the peer))"
 set -euo pipefail
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -113,4 +116,22 @@ has "$LR_TMP/reflect.err" '^  reflected 1 data frame and 5 markers on 1 flow \(1
 has "$LR_TMP/rtt.send.err" '^  rtt +min .* ns \(1 sample\)$'
 no_plural_of_one "$LR_TMP/reflect.err"
 no_plural_of_one "$LR_TMP/rtt.send.err"
+
+lr_log "== live's hint, whole"
+lr_veth "$SND" sndfifteenchars "$RCV" rcv1
+lr_addr "$SND" sndfifteenchars 198.18.0.5/30
+lr_addr "$RCV" rcv1 198.18.0.6/30
+HINT='live not usable \(live: sndfifteenchars cannot take XDP frames until its veth peer runs XDP or GRO \(add '
+HINT+='--prepare-peer, or prepare_peer = yes in a run file, to switch GRO on there for the test; or start '
+HINT+='linerate recv on the peer\)\)$'
+for how in default rtt; do
+	args=()
+	[[ $how == rtt ]] && args=(--rtt)
+	RC=0
+	ip netns exec "$SND" timeout -k 5 60 "$LINERATE" send -i sndfifteenchars --dst-ip 198.18.0.6 --count 100 -q \
+		"${args[@]}" >"$LR_TMP/hint-$how.out" 2>"$LR_TMP/hint-$how.err" || RC=$?
+	lr_show_file "$LR_TMP/hint-$how.err"
+	lr_check "hint, $how: send exit code" "$RC" == 0
+	has "$LR_TMP/hint-$how.err" "^linerate send: engine afxdp, .*; $HINT"
+done
 lr_finish
