@@ -91,6 +91,8 @@ struct lr_recv_opts {
 	uint64_t duration_ns;	/* 0 = until a signal (or --once) */
 	bool pass;
 	bool once;	/* stop when every flow's end-of-test marker is in */
+	uint64_t idle_ns;	/* --once gives up after this long without a test frame or marker (0: never) */
+	bool idle_set;	/* given: else the default of util/idle.h */
 	/* samples of the frames received, to pcap */
 	char pcap[LR_PATH_MAX];
 	uint64_t pcap_every;	/* one test frame in K (default 1: all, up to the cap and ring) */
@@ -123,6 +125,8 @@ struct lr_reflect_opts {
 	uint16_t dst_port;
 	uint64_t duration_ns;	/* 0 = until a signal (or --once) */
 	bool once;	/* stop when every flow's end-of-test marker has been reflected */
+	uint64_t idle_ns;	/* as recv's */
+	bool idle_set;
 	bool allow_physical;
 	bool quiet;
 	int verbose;

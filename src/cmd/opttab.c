@@ -63,6 +63,11 @@ static const struct lr_kind k_duration = {
 	.type = LR_T_DURATION, .min = 1, .max = LR_DURATION_MAX_NS, .what = "a duration", .hint = "10s, 500ms, 2m",
 	.limit = "a year",
 };
+/* 0 is a value here: no limit */
+static const struct lr_kind k_idle = {
+	.type = LR_T_DURATION, .min = 0, .max = LR_DURATION_MAX_NS, .what = "a duration",
+	.hint = "0 = no limit, 10s, 2m", .limit = "a year",
+};
 /* a step of a `run` file: a test of many steps, each a day at most */
 static const struct lr_kind k_window = {
 	.type = LR_T_DURATION, .min = 1, .max = DAY_NS, .what = "a duration", .hint = "500ms, 2s, 1m", .limit = "24h",
@@ -212,8 +217,9 @@ const struct lr_opt lr_opts[LR_O_COUNT_ALL] = {
 				"MTU+18",
 			.ini_note = "A list: every size is a sweep step; beside [stream] sections at most one, "
 				    "which is ignored" },
-	[LR_O_FLOWS] = { CLI("flows", 0, "N"), INI("flows", TX | STREAM), .kind = &k_flows, .def = "1",
-			 .help = "flows (UDP source ports), each with its own sequence; at least one per queue" },
+	[LR_O_FLOWS] = { CLI("flows", 0, "N"), INI("flows", TX | STREAM), .kind = &k_flows,
+			 .help = "flows (UDP source ports), each with its own sequence; at least one per queue",
+			 .def_text = "one per queue" },
 	[LR_O_RATE] = { CLI("rate", 0, "RATE"), INI("rates", TX), .alias = "rate", .list = LR_CFG_MAX_RATES,
 			.kind = &k_rate, .def = "max",
 			.help = "the total rate: max, packets per second, or an L1 line rate in bits where each frame "
@@ -280,6 +286,10 @@ const struct lr_opt lr_opts[LR_O_COUNT_ALL] = {
 			       .def_text = "until SIGINT" },
 	[LR_O_ONCE] = { CLI("once", 0, NULL), .kind = &k_flag,
 			.help = "stop once every flow's end-of-test marker has arrived" },
+	[LR_O_IDLE_TIMEOUT] = { CLI("idle-timeout", 0, "TIME"), .kind = &k_idle,
+				.help = "with --once: give up after TIME without a test frame or end-of-test marker "
+					"(the sender failed, or sends elsewhere), and exit 1 with what was counted",
+				.def_text = "60s before the first, 10s after the last" },
 	[LR_O_PASS] = { CLI("pass", 0, NULL), .kind = &k_flag,
 			.help = "pass test frames on to the stack instead of dropping them" },
 	[LR_O_RX_ENGINE] = { CLI("engine", 'e', "NAME"), INI("engine", RX), .kind = &k_rx_engine, .def = "auto",

@@ -15,6 +15,7 @@
 #include "sys/netdev.h"
 #include "tx/rate.h"
 #include "util/capture.h"
+#include "util/idle.h"
 #include "util/log.h"
 #include "util/outfile.h"
 #include "util/report.h"
@@ -32,6 +33,7 @@ static const struct lr_bind recv_binds[] = {
 	BIND(LR_O_DST_PORT, dst_port),
 	BIND(LR_O_RX_DURATION, duration_ns),
 	BIND(LR_O_ONCE, once),
+	BIND(LR_O_IDLE_TIMEOUT, idle_ns, 0, AT(idle_set)),
 	BIND(LR_O_PASS, pass),
 	BIND(LR_O_RX_ENGINE, engine),
 	BIND(LR_O_XDP_MODE, xdp_mode, 0, AT(xdp_mode_set)),
@@ -61,6 +63,11 @@ static int recv_check(void *p, char *err, size_t errlen)
 	}
 	if (o->engine == LR_RX_ENGINE_PACKET && o->xdp_mode_set) {
 		snprintf(err, errlen, "--xdp-mode is an XDP attach mode, but --engine packet uses no XDP; drop one of the two");
+		return -EINVAL;
+	}
+	if (o->idle_set && !o->once) {
+		snprintf(err, errlen, "--idle-timeout bounds the wait of --once; without --once recv counts until "
+			 "--duration or a signal");
 		return -EINVAL;
 	}
 	if (!o->pcap[0] && (o->pcap_every != 1 || o->pcap_foreign || o->snaplen != LR_PCAP_DEFAULT_SNAPLEN ||
@@ -124,18 +131,23 @@ static void live_line(struct recv_ctx *c, uint64_t *prev_pkts, uint64_t *prev_by
 static int loop(struct recv_ctx *c)
 {
 	const struct lr_recv_opts *o = c->rx.o;
-	uint64_t last, now, deadline, prev_pkts = 0, prev_bytes = 0, complete_at = 0;
+	uint64_t last, now, deadline, prev_pkts = 0, prev_bytes = 0, complete_at = 0, count;
+	struct lr_idle idle;
 
 	c->out.start_ns = lr_now_ns();
 	deadline = o->duration_ns ? c->out.start_ns + o->duration_ns : 0;
 	last = c->out.start_ns;
+	lr_idle_init(&idle, o->idle_ns, o->idle_set, c->out.start_ns);
+	c->out.stopped = "signal";
 	while (!lr_stop) {
 		struct timespec ts = { 0, (long)POLL_NS };
 
 		nanosleep(&ts, NULL);
 		now = lr_now_ns();
-		if (deadline && now >= deadline)
+		if (deadline && now >= deadline) {
+			c->out.stopped = "duration";
 			break;
+		}
 		/*
 		 * A deleted interface (or a veth whose peer's namespace or
 		 * container went away, which takes the pair with it) never
@@ -146,13 +158,22 @@ static int loop(struct recv_ctx *c)
 			snprintf(c->out.error, sizeof(c->out.error), "interface %s disappeared %.1f s into the test (deleted, or "
 				 "its veth peer's namespace went away); the counts are up to that moment", o->ifname,
 				 (double)(now - c->out.start_ns) / NS);
+			c->out.stopped = "interface";
 			break;
 		}
 		if (o->once) {
 			if (!complete_at && lr_rx_complete(&c->rx))
 				complete_at = now;
-			if (complete_at && now - complete_at >= ONCE_LINGER_NS)
+			if (complete_at && now - complete_at >= ONCE_LINGER_NS) {
+				c->out.stopped = "markers";
 				break;
+			}
+			/* the markers never come when the sender failed: --once must not wait for ever */
+			if (!complete_at && !lr_rx_activity(&c->rx, &count) && lr_idle_expired(&idle, count, now)) {
+				lr_idle_why(&idle, c->out.error, sizeof(c->out.error));
+				c->out.stopped = "idle";
+				break;
+			}
 		}
 		if (now - last >= NS) {
 			if (!o->quiet)
@@ -168,7 +189,7 @@ int lr_cmd_recv(const struct lr_recv_opts *o)
 {
 	struct recv_ctx c;
 	struct sigaction sa = { .sa_handler = on_signal };
-	char err[512], line[768];
+	char err[LR_RX_LINE_MAX], line[LR_RX_LINE_MAX];
 	int ret, cret;
 
 	lr_log_set_level(o->verbose);

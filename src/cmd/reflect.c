@@ -10,6 +10,7 @@
 #include "cmd/opts.h"
 #include "rx/reflect.h"
 #include "util/clock.h"
+#include "util/idle.h"
 #include "util/log.h"
 #include "util/outfile.h"
 #include "util/report.h"
@@ -20,6 +21,7 @@
 #define ONCE_LINGER_NS (50 * 1000000ULL)	/* reflect the markers' repeats too before leaving */
 
 #define BIND(id, f, ...)	{ id, LR_FIELD(struct lr_reflect_opts, f), __VA_ARGS__ }
+#define AT(f)			LR_AT(struct lr_reflect_opts, f)
 
 static const struct lr_bind reflect_binds[] = {
 	BIND(LR_O_REFLECT_IFACE, ifname),
@@ -27,6 +29,7 @@ static const struct lr_bind reflect_binds[] = {
 	BIND(LR_O_REFLECT_MODE, xdp_mode),
 	BIND(LR_O_REFLECT_DURATION, duration_ns),
 	BIND(LR_O_REFLECT_ONCE, once),
+	BIND(LR_O_IDLE_TIMEOUT, idle_ns, 0, AT(idle_set)),
 	BIND(LR_O_READY_FILE, ready_file),
 	BIND(LR_O_NETNS, netns),
 	BIND(LR_O_JSON, json),
@@ -34,6 +37,18 @@ static const struct lr_bind reflect_binds[] = {
 	BIND(LR_O_QUIET, quiet),
 	BIND(LR_O_VERBOSE, verbose),
 };
+
+static int reflect_check(void *p, char *err, size_t errlen)
+{
+	const struct lr_reflect_opts *o = p;
+
+	if (o->idle_set && !o->once) {
+		snprintf(err, errlen, "--idle-timeout bounds the wait of --once; without --once reflect runs until "
+			 "--duration or a signal");
+		return -EINVAL;
+	}
+	return 0;
+}
 
 LR_CLI_ENTRY(reflect, struct lr_reflect_opts, lr_cmd_reflect)
 
@@ -47,6 +62,7 @@ const struct lr_cli lr_reflect_cli = {
 		 "on the way there from loss on the way back. Other frames pass untouched.",
 	LR_BINDS(reflect_binds),
 	.size = sizeof(struct lr_reflect_opts),
+	.check = reflect_check,
 	.run = reflect_run,
 };
 
@@ -73,9 +89,9 @@ static void live_line(struct lr_reflector *r, uint64_t *prev, uint64_t dt)
 static void summary(const struct lr_reflector *r, const struct lr_reflect_result *x)
 {
 	fprintf(stderr, "linerate reflect: %.3f s on %s (XDP %s)\n", x->duration_s, r->ifc.name, x->mode);
-	fprintf(stderr, "  reflected %llu data frames and %llu markers on %u flows (%u with markers); passed %llu other "
-		"frames\n", (unsigned long long)x->packets, (unsigned long long)x->eot, x->flows, x->flows_eot,
-		(unsigned long long)x->foreign);
+	fprintf(stderr, "  reflected %llu data frame%s and %llu marker%s on %u flow%s (%u with markers); passed %llu "
+		"other frame%s\n", (unsigned long long)x->packets, lr_s(x->packets), (unsigned long long)x->eot,
+		lr_s(x->eot), x->flows, lr_s(x->flows), x->flows_eot, (unsigned long long)x->foreign, lr_s(x->foreign));
 	fprintf(stderr, "  forward   lost %lld%s  reordered %llu  duplicates %llu\n", (long long)x->lost,
 		x->settled ? "" : " (no marker for every flow: open gaps only)", (unsigned long long)x->late,
 		(unsigned long long)x->dups);
@@ -89,8 +105,10 @@ int lr_cmd_reflect(const struct lr_reflect_opts *o)
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct lr_reflector r;
 	struct lr_reflect_result x;
-	uint64_t start, last, now, deadline, prev = 0, complete_at = 0;
-	char err[512], line[768], gone[256] = "";
+	uint64_t start, last, now, deadline, prev = 0, complete_at = 0, count;
+	const char *stopped = "signal";
+	struct lr_idle idle;
+	char err[512], line[768], gone[512] = "";
 	int ret;
 
 	lr_log_set_level(o->verbose);
@@ -112,23 +130,35 @@ int lr_cmd_reflect(const struct lr_reflect_opts *o)
 	}
 	start = last = lr_now_ns();
 	deadline = o->duration_ns ? start + o->duration_ns : 0;
+	lr_idle_init(&idle, o->idle_ns, o->idle_set, start);
 	while (!lr_stop) {
 		struct timespec ts = { 0, (long)POLL_NS };
 
 		nanosleep(&ts, NULL);
 		now = lr_now_ns();
-		if (deadline && now >= deadline)
+		if (deadline && now >= deadline) {
+			stopped = "duration";
 			break;
+		}
 		if (!lr_if_present(&r.ifc)) {
 			snprintf(gone, sizeof(gone), "interface %s disappeared %.1f s in; the counts are up to that moment",
 				 o->ifname, (double)(now - start) / NS);
+			stopped = "interface";
 			break;
 		}
 		if (o->once) {
 			if (!complete_at && lr_reflector_complete(&r))
 				complete_at = now;
-			if (complete_at && now - complete_at >= ONCE_LINGER_NS)
+			if (complete_at && now - complete_at >= ONCE_LINGER_NS) {
+				stopped = "markers";
 				break;
+			}
+			/* a sender that failed sends no marker: --once must not hold the XDP program for ever */
+			if (!complete_at && !lr_reflector_activity(&r, &count) && lr_idle_expired(&idle, count, now)) {
+				lr_idle_why(&idle, gone, sizeof(gone));
+				stopped = "idle";
+				break;
+			}
 		}
 		if (now - last >= NS) {
 			if (!o->quiet)
@@ -150,6 +180,7 @@ int lr_cmd_reflect(const struct lr_reflect_opts *o)
 		json_object_object_add(root, "interface", json_object_new_string(o->ifname));
 		json_object_object_add(root, "duration_s", json_object_new_double(x.duration_s));
 		json_object_object_add(root, "error", gone[0] ? json_object_new_string(gone) : NULL);
+		json_object_object_add(root, "stopped", json_object_new_string(stopped));
 		lr_reflect_result_put(root, &x);
 		if (lr_json_write(root, o->json, err, sizeof(err)))
 			ret = lr_fail(LR_EXIT_RUNTIME, "reflect", "%s", err);

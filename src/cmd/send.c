@@ -174,8 +174,8 @@ static int send_check(void *p, char *err, size_t errlen)
 	if (o->pcap[0] && !o->pcap_every && !o->pcap_count)
 		o->pcap_count = LR_PCAP_DEFAULT_COUNT;
 	if (o->cpus_set && o->ncpus != o->nworkers) {
-		snprintf(err, errlen, "--cpus lists %u CPUs but --queues lists %u queues; give one CPU per queue",
-			 o->ncpus, o->nworkers);
+		snprintf(err, errlen, "--cpus lists %u CPU%s but --queues lists %u queue%s; give one CPU per queue",
+			 o->ncpus, lr_s(o->ncpus), o->nworkers, lr_s(o->nworkers));
 		return -EINVAL;
 	}
 	if (o->size < lr_frame_min_size(o->family)) {
@@ -183,6 +183,9 @@ static int send_check(void *p, char *err, size_t errlen)
 			 o->size, family_name(o->family), lr_frame_min_size(o->family));
 		return -EINVAL;
 	}
+	/* 0: not given (the smallest flow count is 1); each worker needs one, so that many */
+	if (!o->flows)
+		o->flows = o->nworkers;
 	if (o->flows < o->nworkers) {
 		snprintf(err, errlen, "--flows %u is fewer than the %u workers; each worker needs a flow of its own",
 			 o->flows, o->nworkers);
@@ -271,7 +274,7 @@ static int send_loop(struct lr_tx *c, const struct lr_send_opts *o, struct lr_pe
  */
 static int rtt_begin(const struct lr_send_opts *o, struct lr_recv_opts *ro, struct lr_rx *rx)
 {
-	char err[512], line[768];
+	char err[LR_RX_LINE_MAX], line[LR_RX_LINE_MAX];
 	int ret;
 
 	lr_recv_opts_default(ro);
@@ -390,8 +393,9 @@ static int send_here(const struct lr_send_opts *o, struct lr_peer *peer)
 		uint64_t dropped = lr_sampler_dropped(smp);
 
 		lr_sampler_close(smp);
-		fprintf(stderr, "  pcap      %s: %llu frames written, %llu skipped by the size cap, %llu dropped (sample ring full)\n",
-			o->pcap, (unsigned long long)lr_pcap_records(pw), (unsigned long long)lr_pcap_capped(pw),
+		fprintf(stderr, "  pcap      %s: %llu frame%s written, %llu skipped by the size cap, %llu dropped (sample ring full)\n",
+			o->pcap, (unsigned long long)lr_pcap_records(pw), lr_s(lr_pcap_records(pw)),
+			(unsigned long long)lr_pcap_capped(pw),
 			(unsigned long long)dropped);
 		if (lr_pcap_close(pw, err, sizeof(err)) && !ret)
 			ret = lr_fail(LR_EXIT_RUNTIME, "send", "--pcap: %s", err);

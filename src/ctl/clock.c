@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdio.h>
 #include "ctl/clock.h"
+#include "util/units.h"
 
 /* |@v| as unsigned, INT64_MIN included. */
 static uint64_t magnitude(int64_t v)
@@ -178,8 +179,8 @@ const char *lr_clock_describe(const struct lr_rx_result *r, char *buf, size_t le
 	else if (!r->lat_count)
 		snprintf(buf, len, "not valid: no frame with a latency sample (clock offset known to %llu ns)", bound);
 	else if (r->lat_future)
-		snprintf(buf, len, "not valid: %llu frames arrived before they were sent by the estimated clocks "
-			 "(offset %lld ns, known to %llu ns)", (unsigned long long)r->lat_future,
+		snprintf(buf, len, "not valid: %llu frame%s arrived before they were sent by the estimated clocks "
+			 "(offset %lld ns, known to %llu ns)", (unsigned long long)r->lat_future, lr_s(r->lat_future),
 			 (long long)r->lat_offset_ns, bound);
 	else
 		snprintf(buf, len, "not valid: the clock offset is known to %llu ns, more than a quarter of the "

@@ -16,6 +16,7 @@
 #include "ctl/clock.h"
 #include "ctl/host.h"
 #include "ctl/metrics.h"
+#include "util/choose.h"
 #include "util/result.h"
 
 /* ---- controller side ---------------------------------------------------------------------------- */
@@ -68,7 +69,7 @@ struct json_object *lr_ctl_host_json(const struct lr_ctl *c);
 
 /* What prepare_rx, prepare_tx and prepare_reflect answer. */
 struct lr_ctl_ready {
-	char line[768];	/* the start line: engine, mode, why better ones were not usable */
+	char line[LR_START_LINE_MAX];	/* the start line: engine, mode, why better ones were not usable */
 	char ifname[16];	/* the interface it runs on (found by address, or as asked) */
 };
 

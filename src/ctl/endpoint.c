@@ -572,7 +572,7 @@ static struct json_object *refused(struct endpoint *e, struct json_object *m, in
 static struct json_object *on_prepare_rx(struct endpoint *e, struct json_object *req)
 {
 	struct json_object *m;
-	char err[512], line[768], address[LR_CTL_ADDR_TEXT];
+	char err[LR_RX_LINE_MAX], line[LR_RX_LINE_MAX], address[LR_CTL_ADDR_TEXT];
 	int ret;
 
 	/* before the parse: the options of a running receiver are read from e->ro */
@@ -602,7 +602,7 @@ static struct json_object *on_prepare_rx(struct endpoint *e, struct json_object 
 static struct json_object *on_prepare_reflect(struct endpoint *e, struct json_object *req)
 {
 	struct json_object *m;
-	char err[512], line[768], address[LR_CTL_ADDR_TEXT];
+	char err[LR_RX_LINE_MAX], line[LR_RX_LINE_MAX], address[LR_CTL_ADDR_TEXT];
 	int ret;
 
 	/* before the parse: the options of a running reflector are read from e->fo */
@@ -1027,9 +1027,10 @@ static void log_end(struct endpoint *e, const char *why)
 		struct lr_reflect_result x;
 
 		if (!lr_reflector_collect(&e->refl, &x))
-			lr_ctl_log("%s: test %s ended (%s): %llu frames and %llu markers reflected, forward %lld lost, "
+			lr_ctl_log("%s: test %s ended (%s): %llu frame%s and %llu marker%s reflected, forward %lld lost, "
 				   "%llu reordered, %llu duplicates%s; the device refused %llu",
-				   e->so->peer, e->what, why, (unsigned long long)x.packets, (unsigned long long)x.eot,
+				   e->so->peer, e->what, why, (unsigned long long)x.packets, lr_s(x.packets),
+				   (unsigned long long)x.eot, lr_s(x.eot),
 				   (long long)x.lost, (unsigned long long)x.late, (unsigned long long)x.dups,
 				   x.settled ? "" : " (not every end-of-test marker came)",
 				   (unsigned long long)(x.dev_tx_dropped + x.dev_drv_drops));
@@ -1041,13 +1042,14 @@ static void log_end(struct endpoint *e, const char *why)
 		if (e->tx_doc && json_object_object_get_ex(e->tx_doc, "tx", &tx) &&
 		    json_object_object_get_ex(tx, "packets", &v))
 			sent = json_object_get_uint64(v);
-		lr_ctl_log("%s: test %s ended (%s): %llu frames sent", e->so->peer, e->what, why, (unsigned long long)sent);
+		lr_ctl_log("%s: test %s ended (%s): %llu frame%s sent", e->so->peer, e->what, why, (unsigned long long)sent,
+			   lr_s(sent));
 		return;
 	}
 	r = malloc(sizeof(*r));
 	if (r && !lr_rx_collect(&e->rx, r))
-		lr_ctl_log("%s: test %s ended (%s): %llu frames received, %lld lost, %llu reordered, %llu duplicates%s",
-			   e->so->peer, e->what, why, (unsigned long long)r->packets, (long long)r->lost,
+		lr_ctl_log("%s: test %s ended (%s): %llu frame%s received, %lld lost, %llu reordered, %llu duplicates%s",
+			   e->so->peer, e->what, why, (unsigned long long)r->packets, lr_s(r->packets), (long long)r->lost,
 			   (unsigned long long)r->late, (unsigned long long)r->dups,
 			   r->settled ? "" : " (not every end-of-test marker came)");
 	free(r);

@@ -318,9 +318,10 @@ static void report_reflect(const struct lr_peer *p)
 		fprintf(stderr, "  peer reflector%s: no result: %s\n", p->where, p->error);
 		return;
 	}
-	fprintf(stderr, "  peer reflector: %llu frames and %llu markers reflected on %s%s, XDP %s; "
+	fprintf(stderr, "  peer reflector: %llu frame%s and %llu marker%s reflected on %s%s, XDP %s; "
 		"forward lost %lld%s, reordered %llu, duplicates %llu as it saw them; its device refused %llu\n",
-		(unsigned long long)f->packets, (unsigned long long)f->eot_markers, f->interface, p->where, f->mode,
+		(unsigned long long)f->packets, lr_s(f->packets), (unsigned long long)f->eot_markers, lr_s(f->eot_markers),
+		f->interface, p->where, f->mode,
 		(long long)f->lost, f->settled ? "" : " (open gaps: not every flow's marker came)",
 		(unsigned long long)f->reordered, (unsigned long long)f->duplicates,
 		(unsigned long long)(f->dev_tx_dropped + f->dev_drv_drops));
@@ -473,7 +474,7 @@ static int reverse_report(struct lr_peer *p, struct reverse *v)
 int lr_peer_reverse(struct lr_peer *p)
 {
 	struct reverse *v = calloc(1, sizeof(*v));
-	char err[512], line[768];
+	char err[LR_RX_LINE_MAX], line[LR_RX_LINE_MAX];
 	int ret;
 
 	if (!v)

@@ -525,11 +525,6 @@ static int resolve_stream(struct parser *p, const struct sdef *d, struct lr_cfg_
 		s->have_dst_mac = true;
 		memcpy(s->dst_mac, (sec->kline[LR_O_DST_MAC] ? d : tx)->dst_mac, 6);
 	}
-	s->flows = (sec->kline[LR_O_FLOWS] ? d : tx)->flows;
-	if (sec->kline[LR_O_SRC_PORT] || tx->sec.kline[LR_O_SRC_PORT])
-		s->src_port = (sec->kline[LR_O_SRC_PORT] ? d : tx)->src_port;
-	else
-		s->src_port = lr_src_port_base(s->flows);
 
 	/*
 	 * Queues and CPUs come as a pair: a stream with queues of its own does
@@ -554,6 +549,14 @@ static int resolve_stream(struct parser *p, const struct sdef *d, struct lr_cfg_
 		s->cpus_set = true;
 		memcpy(s->cpus, cd->cpus, sizeof(s->cpus));
 	}
+	/* flows: given, or one per queue (a key left out reads 0, below any flow count) */
+	s->flows = (sec->kline[LR_O_FLOWS] ? d : tx)->flows;
+	if (!s->flows)
+		s->flows = s->nqueues;
+	if (sec->kline[LR_O_SRC_PORT] || tx->sec.kline[LR_O_SRC_PORT])
+		s->src_port = (sec->kline[LR_O_SRC_PORT] ? d : tx)->src_port;
+	else
+		s->src_port = lr_src_port_base(s->flows);
 
 	min = lr_frame_min_size(s->family);
 	if (implicit) {

@@ -106,8 +106,8 @@ static void probe_agents(struct matrix *m)
 
 			lr_escape(lr_ctl_host(c)->hostname, name, sizeof(name));
 			lr_escape(lr_ctl_host(c)->kernel, kernel, sizeof(kernel));
-			fprintf(stderr, "linerate matrix: agent %s (%s): %s, kernel %s, %u CPUs\n", agent(m, i)->name,
-				agent(m, i)->entry, name, kernel, lr_ctl_host(c)->cpus);
+			fprintf(stderr, "linerate matrix: agent %s (%s): %s, kernel %s, %u CPU%s\n", agent(m, i)->name,
+				agent(m, i)->entry, name, kernel, lr_ctl_host(c)->cpus, lr_s(lr_ctl_host(c)->cpus));
 		}
 		if (lr_ctl_quit(c, err, sizeof(err)))
 			pr_debug("matrix: %s's quit: %s\n", agent(m, i)->name, err);
@@ -173,8 +173,8 @@ static void pair_cfg(const struct matrix *m, unsigned int tx, unsigned int rx, s
 	cfg->nstreams = 1;
 	st->family = agent(m, rx)->a.family;
 	st->dst_ip = agent(m, rx)->a.addr;
-	st->flows = o->flows;
-	st->src_port = lr_src_port_base(o->flows);
+	st->flows = o->flows ? o->flows : 1;	/* one queue: one flow unless told */
+	st->src_port = lr_src_port_base(st->flows);
 	st->share = 1.0;
 	st->nqueues = 1;
 }

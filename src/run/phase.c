@@ -273,8 +273,9 @@ static void step_cost(const struct lr_run *r, const struct lr_cpu_times *c0, con
 	else if (!s->rx.have_prog)
 		snprintf(s->cost_why, sizeof(s->cost_why), "receiver not timed (no XDP program, or no bpf_stats)");
 	else if (s->rx.prog.stat_runs < LR_PROG_MIN_RUNS)
-		snprintf(s->cost_why, sizeof(s->cost_why), "receiver not timed: bpf_stats counted %llu runs in the step, "
-			 "fewer than %d", (unsigned long long)s->rx.prog.stat_runs, LR_PROG_MIN_RUNS);
+		snprintf(s->cost_why, sizeof(s->cost_why), "receiver not timed: bpf_stats counted %llu run%s in the step, "
+			 "fewer than %d", (unsigned long long)s->rx.prog.stat_runs, lr_s(s->rx.prog.stat_runs),
+			 LR_PROG_MIN_RUNS);
 }
 
 /* The first phase's engine is kept for the rest, so every step measures the same one. */

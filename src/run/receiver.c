@@ -189,7 +189,7 @@ int lr_run_rx_wait(struct lr_run *r, uint64_t timeout_ns, struct lr_rx_result *r
 int lr_run_back_open(struct lr_run *r)
 {
 	struct lr_recv_opts *ro = &r->back_opts;
-	char err[512];
+	char err[LR_RX_LINE_MAX];
 	int ret;
 
 	r->back = calloc(1, sizeof(*r->back));

@@ -11,6 +11,7 @@
 #include "util/log.h"
 #include "util/outfile.h"
 #include "util/report.h"
+#include "util/units.h"
 
 #define L1_EXTRA 20	/* preamble, start delimiter and inter-frame gap */
 #define FCS_LEN 4
@@ -425,13 +426,14 @@ static void print_searches(FILE *out, const struct lr_run *r)
 		double rate = (double)ss->s.best_pps;
 
 		if (!ss->s.found) {
-			fprintf(out, "  %5u B: no rate passed in %u trials\n", ss->size, ss->s.ntrials);
+			fprintf(out, "  %5u B: no rate passed in %u trial%s\n", ss->size, ss->s.ntrials, lr_s(ss->s.ntrials));
 			continue;
 		}
 		b = &r->steps[ss->first + ss->s.best];
-		fprintf(out, "  %5u B: %s pps (%.3f Gbit/s L1), %sp50 %s us, p99 %s us, %u trials\n", ss->size,
+		fprintf(out, "  %5u B: %s pps (%.3f Gbit/s L1), %sp50 %s us, p99 %s us, %u trial%s\n", ss->size,
 			lr_fmt_si(rate, b1, sizeof(b1)), found_l1_bps(b, ss->size, rate) / 1e9, b->rtt_on ? "rtt " : "",
-			lat_us(b, b->rx.lat_p50, b2, sizeof(b2)), lat_us(b, b->rx.lat_p99, b3, sizeof(b3)), ss->s.ntrials);
+			lat_us(b, b->rx.lat_p50, b2, sizeof(b2)), lat_us(b, b->rx.lat_p99, b3, sizeof(b3)), ss->s.ntrials,
+			lr_s(ss->s.ntrials));
 	}
 }
 

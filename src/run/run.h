@@ -16,6 +16,7 @@
 #include "sys/cost.h"
 #include "sys/counters.h"
 #include "sys/peer_gro.h"
+#include "util/choose.h"
 #include "util/result.h"
 
 #define LR_RUN_MAX_STEPS 4096
@@ -69,7 +70,7 @@ struct lr_run_rx {
 	struct lr_ctl *ctl;	/* NULL: none */
 	pid_t child;	/* 0: none (or remote) */
 	bool remote;	/* an agent's */
-	char line[768];	/* its start line */
+	char line[LR_START_LINE_MAX];	/* its start line */
 	char ifname[16];	/* the interface it counts on, as the endpoint found it */
 };
 
@@ -90,7 +91,7 @@ struct lr_run {
 	/* round trips: the receiver on [tx] interface that counts what the reflector sends back */
 	struct lr_rx *back;
 	struct lr_recv_opts back_opts;
-	char back_line[768];
+	char back_line[LR_START_LINE_MAX];
 	struct lr_run_clock clock;
 	enum lr_engine_kind engine;	/* the engine the first phase chose, kept for the rest */
 	const char *tx_engine;

@@ -187,6 +187,20 @@ bool lr_reflector_complete(const struct lr_reflector *r)
 	return lr_flows_complete(r->flows);
 }
 
+int lr_reflector_activity(struct lr_reflector *r, uint64_t *count)
+{
+	__u32 key = 0;
+	int i;
+
+	if (bpf_map__lookup_elem(r->skel->maps.rx_counters, &key, sizeof(key), r->sources,
+				 sizeof(*r->sources) * (size_t)r->nsources, 0))
+		return -errno;
+	*count = 0;
+	for (i = 0; i < r->nsources; i++)
+		*count += r->sources[i].packets + r->sources[i].eot;
+	return 0;
+}
+
 int lr_reflector_collect(struct lr_reflector *r, struct lr_reflect_result *out)
 {
 	struct lr_rx_counters *s;

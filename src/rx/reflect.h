@@ -18,7 +18,7 @@ struct lr_reflector {
 	const struct lr_reflect_opts *o;
 	struct lr_if ifc;
 	const char *mode;	/* "native", "generic" */
-	char why[256];	/* why that mode */
+	char why[512];	/* why that mode */
 	struct reflect *skel;
 	int link_fd;
 	struct lr_flow_state *flows;	/* mmap of the program's flow array */
@@ -58,6 +58,8 @@ struct lr_reflect_result {
 int lr_reflector_open(const struct lr_reflect_opts *o, struct lr_reflector *r, char *line, size_t linelen, char *err,
 		      size_t errlen);
 int lr_reflector_collect(struct lr_reflector *r, struct lr_reflect_result *out);
+/* Round-trip frames and markers reflected so far: what an idle limit watches. */
+int lr_reflector_activity(struct lr_reflector *r, uint64_t *count);
 /* Every flow a sender announced has had its marker reflected. */
 bool lr_reflector_complete(const struct lr_reflector *r);
 /* Detaches (from then on frames pass); the counts stay readable until close. */

@@ -13,6 +13,7 @@
 #include "util/log.h"
 #include "util/report.h"
 #include "util/result.h"
+#include "util/units.h"
 
 #define NS 1000000000ULL
 
@@ -26,8 +27,8 @@ static void print_latency(const struct lr_rx_result *r)
 	if (r->lat_count && r->lat_clock == LR_LAT_CLOCK_NONE)
 		fprintf(stderr, "  latency   not valid: the two hosts' clocks could not be compared\n");
 	else if (r->lat_count && !r->lat_valid && r->lat_future)
-		fprintf(stderr, "  latency   not valid: %llu frames came stamped ahead of this clock, closer than the offset's error bound (%llu ns)\n",
-			(unsigned long long)r->lat_future, (unsigned long long)r->lat_error_bound_ns);
+		fprintf(stderr, "  latency   not valid: %llu frame%s came stamped ahead of this clock, closer than the offset's error bound (%llu ns)\n",
+			(unsigned long long)r->lat_future, lr_s(r->lat_future), (unsigned long long)r->lat_error_bound_ns);
 	else if (r->lat_count && !r->lat_valid)
 		fprintf(stderr, "  latency   not valid: the clock offset is known to %llu ns, more than a quarter of the smallest latency (%llu ns)\n",
 			(unsigned long long)r->lat_error_bound_ns, (unsigned long long)r->lat_min);
@@ -36,8 +37,8 @@ static void print_latency(const struct lr_rx_result *r)
 			(unsigned long long)r->lat_min, (unsigned long long)r->lat_p50, (unsigned long long)r->lat_p90,
 			(unsigned long long)r->lat_p99, (unsigned long long)r->lat_p999, (unsigned long long)r->lat_max);
 	if (r->lat_future && (r->lat_clock == LR_LAT_CLOCK_SAME_HOST || !r->lat_count))
-		fprintf(stderr, "  latency   %llu frames stamped ahead of this clock: sender on another host?\n",
-			(unsigned long long)r->lat_future);
+		fprintf(stderr, "  latency   %llu frame%s stamped ahead of this clock: sender on another host?\n",
+			(unsigned long long)r->lat_future, lr_s(r->lat_future));
 }
 
 void lr_rx_summary(const struct lr_rx_context *x, const struct lr_rx_result *r)
@@ -47,12 +48,13 @@ void lr_rx_summary(const struct lr_rx_context *x, const struct lr_rx_result *r)
 
 	fprintf(stderr, "\nlinerate recv: %s (%s) on %s%s, %.3f s (frames arriving for %.3f s), %u flow%s\n",
 		x->engine, x->mode, x->ifname, x->where, x->secs, r->active_s, r->flows, r->flows == 1 ? "" : "s");
-	fprintf(stderr, "  received  %llu frames, %llu bytes; %s pps, %.3f Gbit/s L2, %.3f Gbit/s L1\n",
-		(unsigned long long)r->packets, (unsigned long long)r->bytes, lr_fmt_si(r->pps, b1, sizeof(b1)),
+	fprintf(stderr, "  received  %llu frame%s, %llu byte%s; %s pps, %.3f Gbit/s L2, %.3f Gbit/s L1\n",
+		(unsigned long long)r->packets, lr_s(r->packets), (unsigned long long)r->bytes, lr_s(r->bytes),
+		lr_fmt_si(r->pps, b1, sizeof(b1)),
 		r->pps * (frame + LR_FCS_LEN) * 8 / 1e9, r->pps * (frame + 24) * 8 / 1e9);
 	if (r->flows_eot)
-		fprintf(stderr, "  sent      %llu frames (end-of-test markers of %u/%u flows)%s\n",
-			(unsigned long long)r->sent, r->flows_eot, r->flows_announced ? r->flows_announced : r->flows,
+		fprintf(stderr, "  sent      %llu frame%s (end-of-test markers of %u/%u flows)%s\n",
+			(unsigned long long)r->sent, lr_s(r->sent), r->flows_eot, r->flows_announced ? r->flows_announced : r->flows,
 			r->settled ? "" : "; loss of flows without a marker counts sequence gaps only");
 	else
 		fprintf(stderr, "  sent      unknown (no end-of-test marker): loss counts sequence gaps only\n");
@@ -61,8 +63,12 @@ void lr_rx_summary(const struct lr_rx_context *x, const struct lr_rx_result *r)
 	if (x->pcap && x->pcap[0] && x->pcap_lost) {
 		fprintf(stderr, "  pcap      none kept: writing %s failed (below)\n", x->pcap);
 	} else if (x->pcap && x->pcap[0]) {
-		fprintf(stderr, "  pcap      %llu samples written to %s (one in %llu data frames%s; snaplen %u)\n",
-			(unsigned long long)r->pcap_written, x->pcap, (unsigned long long)r->pcap_every,
+		char every[48] = "every data frame";
+
+		if (r->pcap_every != 1)
+			snprintf(every, sizeof(every), "one in %llu data frames", (unsigned long long)r->pcap_every);
+		fprintf(stderr, "  pcap      %llu sample%s written to %s (%s%s; snaplen %u)\n",
+			(unsigned long long)r->pcap_written, lr_s(r->pcap_written), x->pcap, every,
 			x->pcap_foreign ? ", every foreign frame" : "", r->pcap_snaplen);
 		fprintf(stderr, "  pcap      samples dropped: %llu (ring buffer full); %llu skipped by the size cap\n",
 			(unsigned long long)r->pcap_dropped, (unsigned long long)r->pcap_capped);
@@ -74,22 +80,22 @@ void lr_rx_summary(const struct lr_rx_context *x, const struct lr_rx_result *r)
 			(unsigned long long)r->prog.stat_runs, (unsigned long long)lr_rx_result_runs(r),
 			r->prog.stats_reported_ns);
 	else if (r->have_prog)
-		fprintf(stderr, "  program   not timed: bpf_stats counted %llu runs, fewer than %d\n",
-			(unsigned long long)r->prog.stat_runs, LR_PROG_MIN_RUNS);
+		fprintf(stderr, "  program   not timed: bpf_stats counted %llu run%s, fewer than %d\n",
+			(unsigned long long)r->prog.stat_runs, lr_s(r->prog.stat_runs), LR_PROG_MIN_RUNS);
 	if (r->ring_drops)
-		fprintf(stderr, "  warning   %llu frames dropped by the receive ring before they were counted (receiver too slow)\n",
-			(unsigned long long)r->ring_drops);
+		fprintf(stderr, "  warning   %llu frame%s dropped by the receive ring before they were counted (receiver too slow)\n",
+			(unsigned long long)r->ring_drops, lr_s(r->ring_drops));
 	if (r->bad_flow)
-		fprintf(stderr, "  warning   %llu test frames with an out-of-range flow id\n",
-			(unsigned long long)r->bad_flow);
+		fprintf(stderr, "  warning   %llu test frame%s with an out-of-range flow id\n",
+			(unsigned long long)r->bad_flow, lr_s(r->bad_flow));
 	if (r->have_shared)
 		fprintf(stderr, "  warning   two senders use the same flows (run ids %08x and %08x, on %u flow%s): their "
 			"sequences mix, so lost, reordered and duplicates do not describe either\n", r->run_ids[0],
 			r->run_ids[1], r->flows_shared, r->flows_shared == 1 ? "" : "s");
 	if (lr_rx_unseen_warn(r))
-		fprintf(stderr, "  warning   the interface received %llu frames that the XDP program did not see: another "
+		fprintf(stderr, "  warning   the interface received %llu frame%s that the XDP program did not see: another "
 			"program runs before ours, or the frames bypass XDP (a tc redirect into this namespace); try "
-			"--xdp-mode generic\n", (unsigned long long)r->unseen);
+			"--xdp-mode generic\n", (unsigned long long)r->unseen, lr_s(r->unseen));
 }
 
 /* The document's own keys beside the result (frame_size is derived, so only written). */
@@ -113,6 +119,7 @@ struct json_object *lr_rx_doc(const struct lr_rx_context *x, const struct lr_rx_
 	json_object_object_add(root, "duration_s", json_object_new_double(x->secs));
 	json_object_object_add(root, "frame_size", json_object_new_int((int)(r->packets ? frame + LR_FCS_LEN : 0)));
 	json_object_object_add(root, "error", x->error[0] ? json_object_new_string(x->error) : NULL);
+	json_object_object_add(root, "stopped", x->stopped[0] ? json_object_new_string(x->stopped) : NULL);
 	lr_rx_result_put(root, r);
 	return root;
 }
@@ -142,6 +149,7 @@ int lr_rx_report(struct lr_rx *rcv, const struct lr_rx_outcome *out)
 	snprintf(x.mode, sizeof(x.mode), "%s", rcv->mode);
 	snprintf(x.ifname, sizeof(x.ifname), "%s", o->ifname);
 	snprintf(x.error, sizeof(x.error), "%s", out->error);
+	snprintf(x.stopped, sizeof(x.stopped), "%s", out->stopped ? out->stopped : "");
 	r = malloc(sizeof(*r));
 	if (!r)
 		return lr_fail(LR_EXIT_RUNTIME, "recv", "out of memory");

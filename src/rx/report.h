@@ -18,7 +18,8 @@ struct lr_rx_context {
 	char ifname[16];
 	double secs;	/* the whole receive, from attach to the end */
 	char where[320];	/* "" here; " (agent HOST:PORT)" for a receiver an agent ran */
-	char error[256];	/* "" unless the test ended early */
+	char error[512];	/* "" unless the test ended early */
+	char stopped[16];	/* recv's own: why it ended (lr_rx_outcome); "" where not known (an agent's) */
 	/* --pcap (a local receiver only): the file asked for, whether it was lost, foreign frames too */
 	const char *pcap;
 	bool pcap_lost, pcap_foreign;

@@ -123,6 +123,18 @@ bool lr_flows_complete(const struct lr_flow_state *table)
 	return true;
 }
 
+int lr_rx_activity(struct lr_rx *rx, uint64_t *count)
+{
+	int i, ret = rx->ops->read(rx);
+
+	if (ret)
+		return ret;
+	*count = 0;
+	for (i = 0; i < rx->nsources; i++)
+		*count += rx->sources[i].packets + rx->sources[i].eot;
+	return 0;
+}
+
 int lr_rx_collect(struct lr_rx *rx, struct lr_rx_result *r)
 {
 	struct lr_rx_counters *s;
@@ -343,7 +355,7 @@ int lr_rx_begin(const struct lr_recv_opts *o, struct lr_rx *rx, char *line, size
 	};
 	const struct lr_cand *cands = all;
 	struct lr_choice ch;
-	char why[512], unused[160] = "", statsnote[300];
+	char why[LR_CHOICE_WHY_MAX(2)], unused[LR_RX_UNUSED_MAX] = "", statsnote[LR_RX_STATS_NOTE_MAX];
 	unsigned int n = 2;
 	int ret;
 

@@ -11,6 +11,7 @@
 #include "sys/cost.h"
 #include "sys/counters.h"
 #include "sys/netdev.h"
+#include "util/choose.h"
 #include "util/result.h"
 
 struct lr_rx;
@@ -42,12 +43,20 @@ extern const struct lr_rx_ops lr_rx_packet;
 /* What holds @ifindex's XDP hook, in words ("linerate's receiver (program xdp_count, id 42, pid 7 linerate)"). */
 void lr_rx_xdp_holder(int ifindex, char *buf, size_t len);
 
+/* The start line (and the error) lr_rx_begin() writes at most: its words, the notes and two reasons. */
+#define LR_RX_NOTE_MAX		192
+#define LR_RX_UNUSED_MAX	160
+#define LR_RX_STATS_NOTE_MAX	320
+#define LR_RX_LINE_MAX	LR_START_LINE_MAX
+_Static_assert(128 + IF_NAMESIZE + LR_RX_NOTE_MAX + LR_CHOICE_WHY_MAX(2) + LR_RX_UNUSED_MAX + LR_RX_STATS_NOTE_MAX <=
+	       LR_RX_LINE_MAX, "lr_rx_begin's start line has room for all its parts");
+
 struct lr_rx {
 	const struct lr_recv_opts *o;
 	struct lr_if ifc;
 	const struct lr_rx_ops *ops;
 	const char *mode;	/* "native", "generic", "tpacket_v3" */
-	char note[192];
+	char note[LR_RX_NOTE_MAX];
 	struct lr_flow_state *flows;	/* written by the backend's counting side (and reset) only */
 	struct lr_rx_counters *sources;	/* nsources entries, filled by ops->read */
 	int nsources;
@@ -102,6 +111,8 @@ void lr_rx_counters_sum(const struct lr_rx_counters *src, int n, struct lr_rx_co
 int lr_rx_begin(const struct lr_recv_opts *o, struct lr_rx *rx, char *line, size_t linelen, char *err, size_t errlen);
 /* The result so far (struct lr_rx_result, util/result.h): counts, flows, device counters, capture. */
 int lr_rx_collect(struct lr_rx *rx, struct lr_rx_result *r);
+/* Test frames and markers counted so far (foreign frames aside): what an idle limit watches. */
+int lr_rx_activity(struct lr_rx *rx, uint64_t *count);
 /* Every flow the sender announced has its end-of-test marker in. */
 bool lr_rx_complete(const struct lr_rx *rx);
 /* The same, of a table of LR_MAX_FLOWS flow states (a receiver's or a reflector's). */
@@ -121,7 +132,8 @@ void lr_rx_capture_abort(struct lr_rx *rx);
 struct lr_rx_outcome {
 	uint64_t start_ns, end_ns;
 	bool pcap_lost;	/* the capture could not be completed and was removed */
-	char error[256];	/* "" unless the test ended early (the interface disappeared) */
+	char error[512];	/* "" unless the test ended early (the interface disappeared, the idle limit) */
+	const char *stopped;	/* why it ended: "markers", "duration", "signal", "idle", "interface" */
 };
 
 /* The summary on stderr and, with --json, the JSON document; the exit code. */

@@ -11,6 +11,7 @@
 #include "sys/netdev.h"
 #include "tx/frame.h"
 #include "util/capture.h"
+#include "util/choose.h"
 
 struct lr_worker;
 
@@ -116,7 +117,7 @@ struct lr_worker {
 	pthread_t thread;
 	bool started;
 	int err;
-	char errmsg[256];
+	char errmsg[LR_WHY_MAX];
 	const char *mode;	/* set by open: "zerocopy", "copy", "tpacket_v2", ... */
 	/* set by open to override ops->batch and ops->slice_ns for this worker; 0: the ops' */
 	unsigned int batch;
@@ -127,7 +128,7 @@ struct lr_worker {
 	unsigned int sample_producer;	/* this worker's ring in the sampler */
 	int64_t rt_offset;	/* CLOCK_REALTIME - the stamping clock (lr_realtime_offset()) */
 	struct lr_replay *replay;
-	char note[160];	/* why a better mode was not used, for the start line */
+	char note[512];	/* why a better mode was not used, for the start line */
 };
 
 

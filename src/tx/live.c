@@ -171,11 +171,13 @@ static int live_probe(const struct lr_if *ifc, const struct lr_send_opts *o, cha
 		return -EOPNOTSUPP;
 	}
 	ret = lr_live_try(ifc->ifindex, why, len);
-	if (ret) {
-		char r[200];
+	/* "live: " before the reason, in place: no copy through a smaller buffer */
+	if (ret && len > sizeof("live: ")) {
+		size_t n = strnlen(why, len - sizeof("live: "));
 
-		snprintf(r, sizeof(r), "%s", why);
-		snprintf(why, len, "live: %s", r);
+		memmove(why + sizeof("live: ") - 1, why, n);
+		memcpy(why, "live: ", sizeof("live: ") - 1);
+		why[n + sizeof("live: ") - 1] = '\0';
 	}
 	return ret;
 }
@@ -273,7 +275,7 @@ fail:
 static int live_open(struct lr_worker *w)
 {
 	struct live_priv *x;
-	char why[128];
+	char why[256];
 	int ret;
 
 	if (w->replay) {
@@ -288,7 +290,7 @@ static int live_open(struct lr_worker *w)
 	if (ret > 0)
 		x->hold_ifindex = ret;
 	else
-		snprintf(w->note, sizeof(w->note), "live: %.60s: runs change the XDP dispatcher, so are "
+		snprintf(w->note, sizeof(w->note), "live: %s: runs change the XDP dispatcher, so are "
 			 "long (50 ms slices if paced)", why);
 	/*
 	 * send attaches its sampler after open, but says --pcap in its options;
@@ -302,7 +304,7 @@ static int live_open(struct lr_worker *w)
 	if (x->tap_fd >= 0) {
 		x->link_fd = bpf_link_create(x->prog_fd, x->hold_ifindex, BPF_XDP, NULL);
 		if (x->link_fd < 0) {
-			snprintf(w->note, sizeof(w->note), "live: cannot attach to the holding tap (%.40s): runs "
+			snprintf(w->note, sizeof(w->note), "live: cannot attach to the holding tap (%s): runs "
 				 "change the XDP dispatcher, so are long (50 ms slices if paced)", strerror(errno));
 			close(x->tap_fd);
 			x->tap_fd = x->link_fd = -1;

@@ -26,6 +26,7 @@
 #include "util/outfile.h"
 #include "util/report.h"
 #include "util/result.h"
+#include "util/units.h"
 
 #define NS 1000000000ULL
 
@@ -298,7 +299,7 @@ static int open_engine(struct lr_tx *c)
 	uint64_t pps = lr_rate_pps(&o->rate, c->frame_bytes);
 	unsigned int allowed[CPU_SETSIZE], nallowed = allowed_cpus(allowed, CPU_SETSIZE);
 	struct lr_choice ch;
-	char why[512];
+	char why[LR_CHOICE_WHY_MAX(3)];
 	unsigned int i, n = 3;
 	int ret;
 
@@ -702,8 +703,8 @@ static void print_summary(const struct lr_tx *c, const struct lr_tx_result *r, d
 		c->ops->name, lr_tx_mode(c), o->ifname, o->nworkers, o->nworkers == 1 ? "" : "s", c->frame_bytes,
 		o->replay[0] ? " (mean of the capture)" : "",
 		o->flows, o->flows == 1 ? "" : "s", c->mac_how);
-	fprintf(stderr, "  sent      %llu frames in %.3f s, accepted by the device\n", (unsigned long long)r->packets,
-		secs);
+	fprintf(stderr, "  sent      %llu frame%s in %.3f s, accepted by the device\n", (unsigned long long)r->packets,
+		lr_s(r->packets), secs);
 	/* where the engine resends what the device pushed back (AF_PACKET), tx_dropped counts attempts, not losses */
 	fprintf(stderr, "  ring      %llu queued, %llu completed, %llu %s, %llu in flight at end\n",
 		(unsigned long long)r->queued, (unsigned long long)r->completed, (unsigned long long)r->device_dropped,
@@ -722,8 +723,8 @@ static void print_summary(const struct lr_tx *c, const struct lr_tx_result *r, d
 	for (i = 0; i < r->nqueues && r->nqueues > 1; i++) {
 		const struct lr_tx_queue_result *q = &r->queues[i];
 
-		fprintf(stderr, "  queue %-3u cpu %-3u %llu frames, %s pps", q->queue, q->cpu,
-			(unsigned long long)q->packets, lr_fmt_si(q->pps, b1, sizeof(b1)));
+		fprintf(stderr, "  queue %-3u cpu %-3u %llu frame%s, %s pps", q->queue, q->cpu,
+			(unsigned long long)q->packets, lr_s(q->packets), lr_fmt_si(q->pps, b1, sizeof(b1)));
 		if (q->have_device_packets)
 			fprintf(stderr, "; the device counted %llu on this queue", (unsigned long long)q->device_packets);
 		fputc('\n', stderr);
@@ -741,10 +742,10 @@ static void print_rtt(const struct lr_rtt_result *t, unsigned int port)
 	const struct lr_rtt_dir *f = &t->fwd, *b = &t->ret;
 
 	if (t->count)
-		fprintf(stderr, "  rtt       min %llu  p50 %llu  p90 %llu  p99 %llu  p99.9 %llu  max %llu ns (%llu samples)\n",
+		fprintf(stderr, "  rtt       min %llu  p50 %llu  p90 %llu  p99 %llu  p99.9 %llu  max %llu ns (%llu sample%s)\n",
 			(unsigned long long)t->min, (unsigned long long)t->p50, (unsigned long long)t->p90,
 			(unsigned long long)t->p99, (unsigned long long)t->p999, (unsigned long long)t->max,
-			(unsigned long long)t->count);
+			(unsigned long long)t->count, lr_s(t->count));
 	else
 		fprintf(stderr, "  rtt       no stamped frame came back\n");
 	fprintf(stderr, "  forward   sent %llu  reflected %llu  lost %lld  reordered %llu  duplicates %llu\n",
@@ -757,8 +758,9 @@ static void print_rtt(const struct lr_rtt_result *t, unsigned int port)
 		fprintf(stderr, "  nothing came back: is linerate reflect running on the far end, on UDP port %u, and does "
 			"its interface route back to this one?\n", port);
 	else if (!t->settled)
-		fprintf(stderr, "  markers   %u of %u flows' reflected markers came back: the split between the two "
-			"directions is an estimate (open gaps on the way back)\n", t->flows_eot, t->flows);
+		fprintf(stderr, "  markers   %u of %u %s reflected markers came back: the split between the two "
+			"directions is an estimate (open gaps on the way back)\n", t->flows_eot, t->flows,
+			t->flows == 1 ? "flow's" : "flows'");
 }
 
 int lr_tx_report(struct lr_tx *c, struct json_object *peer, const struct lr_rtt_result *rtt,
@@ -768,7 +770,7 @@ int lr_tx_report(struct lr_tx *c, struct json_object *peer, const struct lr_rtt_
 	const struct lr_send_opts *o = c->o;
 	struct lr_tx_result *r;
 	struct json_object *root, *v;
-	char err[256], error[512] = "";
+	char err[256], error[LR_WHY_MAX + 32] = "";
 	double secs;
 	unsigned int i;
 	int code = LR_EXIT_OK;

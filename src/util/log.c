@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* Logging sink and the libbpf/libxdp print hooks. */
+#define _GNU_SOURCE	/* vasprintf */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <bpf/libbpf.h>
 #include <xdp/libxdp.h>
 #include "util/log.h"
@@ -73,23 +76,34 @@ size_t lr_escape(const char *in, char *out, size_t len)
 
 void lr_err_line(const char *prefix, const char *msg)
 {
-	char buf[2048];
+	/* each byte escapes to at most 4 ("\\x1f"): the whole message, however long */
+	size_t len = strlen(msg) * 4 + 1;
+	char *buf = malloc(len);
 
-	lr_escape(msg, buf, sizeof(buf));
+	if (!buf) {
+		fprintf(stderr, "%s%s\n", prefix, msg);
+		return;
+	}
+	lr_escape(msg, buf, len);
 	fprintf(stderr, "%s%s\n", prefix, buf);
+	free(buf);
 }
 
 int lr_fail(int code, const char *cmd, const char *fmt, ...)
 {
-	char msg[2048], prefix[64];
+	char *msg = NULL, prefix[64];
 	va_list ap;
+	int n;
 
+	/* sized from the text: an error line is never cut */
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	n = vasprintf(&msg, fmt, ap);
 	va_end(ap);
-	/* messages quote what the user gave: escaped, so one error stays one line */
 	snprintf(prefix, sizeof(prefix), "linerate %s: ", cmd);
-	lr_err_line(prefix, msg);
+	/* messages quote what the user gave: escaped, so one error stays one line */
+	lr_err_line(prefix, n < 0 ? "out of memory" : msg);
+	if (n >= 0)
+		free(msg);
 	return code;
 }
 

@@ -14,6 +14,12 @@
 #define LR_RATE_MAX_PPS		1000000000ULL	/* 1 Gpps */
 #define LR_RATE_MAX_BPS		1000000000000ULL	/* 1 Tbit/s (L1) */
 
+/* A count's plural ending: "s" unless it is one, as in ("%llu frame%s", n, lr_s(n)). */
+static inline const char *lr_s(uint64_t n)
+{
+	return n == 1 ? "" : "s";
+}
+
 /* "1500", "64k", "2.5M", "1G" (decimal multipliers). 0 or -EINVAL/-ERANGE. */
 int lr_parse_count(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 /* "10s", "500ms", "2m", "1h", "250us", a bare number is seconds; at most LR_DURATION_MAX_NS (-ERANGE). */

@@ -260,7 +260,7 @@ expect_rtt()
 	has "$1" '^  forward +sent 50000  reflected 50000  lost 0  reordered 0  duplicates 0$' 1
 	has "$1" '^  return +sent 50000  received 50000  lost 0  reordered 0  duplicates 0$' 1
 	has "$1" '^  rtt +min [0-9]+  p50 [1-9][0-9]*  ' 1
-	has "$1" '^  reflected 50000 data frames and 5 markers on 1 flows' 1
+	has "$1" '^  reflected 50000 data frames and 5 markers on 1 flow ' 1
 }
 
 # out_file NAME FILE: FILE in the one directory the block made with mktemp -d ("" if none).

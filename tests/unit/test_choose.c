@@ -119,6 +119,25 @@ static void test_reason_truncated_safely(void **state)
 	assert_true(strlen(line) < sizeof(line));
 }
 
+/* The longest reason a candidate may give comes through whole, and so does the list of three. */
+static void test_reasons_whole(void **state)
+{
+	static char longwhy[LR_WHY_MAX];
+	struct fake a = { -EIO, longwhy, 0 }, b = { -EIO, longwhy, 0 }, d = { 0, NULL, 0 };
+	const struct lr_cand c[] = { { "live", fake_open, &a }, { "afxdp", fake_open, &b }, { "packet", fake_open, &d } };
+	struct lr_choice ch;
+	char line[LR_CHOICE_WHY_MAX(3)];
+	int calls = 0;
+
+	(void)state;
+	memset(longwhy, 'x', sizeof(longwhy) - 1);
+	assert_int_equal(lr_choose(c, 3, &calls, &ch), 0);
+	assert_string_equal(ch.tried[0].why, longwhy);
+	lr_choice_why(&ch, line, sizeof(line));
+	assert_int_equal(strlen(line), 2 * (strlen("; live not usable ()") + sizeof(longwhy) - 1) + 1);
+	assert_string_equal(line + strlen(line) - 2, "x)");
+}
+
 static void test_disable_switch(void **state)
 {
 	(void)state;
@@ -144,6 +163,7 @@ int main(void)
 		cmocka_unit_test(test_none_usable),
 		cmocka_unit_test(test_single_candidate),
 		cmocka_unit_test(test_reason_truncated_safely),
+		cmocka_unit_test(test_reasons_whole),
 		cmocka_unit_test(test_disable_switch),
 	};
 
