@@ -452,6 +452,14 @@ static void judge(const struct lr_run *r, struct lr_step *s)
 		s->pass = false;
 	if (s->rtt_on && cfg->max_rtt_p99_ns && s->rtt.p99 > cfg->max_rtt_p99_ns)
 		s->pass = false;
+	/*
+	 * A sender short of the offered rate tested a lower one than the step names. Told apart from
+	 * the other thresholds, so that the table can say which failed.
+	 */
+	s->sender_limited = lr_search_short(s->offered_pps, s->tx.pps);
+	s->pass_else = s->pass;
+	if (s->sender_limited && !cfg->sender_limited_pass)
+		s->pass = false;
 }
 
 static void progress(const struct lr_run *r, const struct lr_step *s, const char *what)

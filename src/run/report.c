@@ -109,6 +109,7 @@ static struct json_object *step_json(const struct lr_step *s)
 	json_object_object_add(o, "mode", json_object_new_string(s->mode));
 	json_object_object_add(o, "window_s", json_object_new_double(s->window_s));
 	json_object_object_add(o, "pass", json_object_new_boolean(s->pass));
+	json_object_object_add(o, "sender_limited", json_object_new_boolean(s->sender_limited));
 	json_object_object_add(o, "loss_pct", json_object_new_double(s->loss_pct));
 	json_object_object_add(o, "limit", json_object_new_string(s->limit));
 	lr_tx_result_put(o, &s->tx);
@@ -228,6 +229,19 @@ int lr_run_write_csv(const struct lr_run *r)
 	return ret;
 }
 
+/*
+ * The pass column: yes or NO, and when the senders fell short, "sender-limited" in words the
+ * reader cannot take for a pass: alone when that is all the step failed on.
+ */
+static const char *pass_word(const struct lr_step *s)
+{
+	if (!s->sender_limited)
+		return s->pass ? "yes" : "NO";
+	if (s->pass)
+		return "yes, sender-limited";
+	return s->pass_else ? "sender-limited" : "NO, sender-limited";
+}
+
 static void print_steps(FILE *out, const struct lr_run *r)
 {
 	unsigned int i, k;
@@ -248,7 +262,7 @@ static void print_steps(FILE *out, const struct lr_run *r)
 			s->offered_pps ? lr_fmt_si((double)s->offered_pps, b1, sizeof(b1)) : "max",
 			lr_fmt_si(s->tx.pps, b2, sizeof(b2)), lr_fmt_si(s->rx.pps, b4, sizeof(b4)),
 			s->rx.pps * (s->size + L1_EXTRA) * 8 / 1e9, s->loss_pct, (unsigned long long)s->rx.late,
-			s->rx.lat_p50 / 1e3, s->rx.lat_p99 / 1e3, spread, s->pass ? "yes" : "NO");
+			s->rx.lat_p50 / 1e3, s->rx.lat_p99 / 1e3, spread, pass_word(s));
 	}
 }
 
