@@ -131,6 +131,7 @@ static struct json_object *search_json(const struct lr_run *r, const struct lr_r
 
 	json_object_object_add(e, "size", json_object_new_int((int)ss->size));
 	json_object_object_add(e, "found", json_object_new_boolean(ss->s.found));
+	json_object_object_add(e, "capped", json_object_new_boolean(ss->s.capped));
 	if (ss->s.found) {
 		const struct lr_step *b = &r->steps[ss->first + ss->s.best];
 
@@ -325,7 +326,7 @@ static void print_where(FILE *out, const struct lr_run *r)
 static void print_searches(FILE *out, const struct lr_run *r)
 {
 	unsigned int i;
-	char b1[32];
+	char b1[32], b2[32], cap[96];
 
 	if (lr_run_mode_rtt(r->cfg->mode) && r->cfg->max_rtt_p99_ns)
 		fprintf(out, "\nzero-loss round-trip throughput (loss both ways <= %.4g%%, rtt p99 <= %.1f us):\n",
@@ -343,10 +344,20 @@ static void print_searches(FILE *out, const struct lr_run *r)
 			continue;
 		}
 		b = &r->steps[ss->first + ss->s.best];
-		fprintf(out, "  %5u B: %s pps (%.3f Gbit/s L1), %sp50 %.1f us, p99 %.1f us, %u trials\n", ss->size,
-			lr_fmt_si(rate, b1, sizeof(b1)), rate * (ss->size + L1_EXTRA) * 8 / 1e9, b->rtt_on ? "rtt " : "",
-			b->rx.lat_p50 / 1e3,
-			b->rx.lat_p99 / 1e3, ss->s.ntrials);
+		/* the upper bound passed: no trial failed above it, so the throughput is only bounded below */
+		if (!ss->s.capped)
+			cap[0] = '\0';
+		else if (!b->offered_pps)
+			snprintf(cap, sizeof(cap), ": the upper bound (max: what the sender reached) passed");
+		else if (b->sender_limited)
+			snprintf(cap, sizeof(cap), ": the upper bound passed, its sender short of the %s offered",
+				 lr_fmt_si((double)b->offered_pps, b2, sizeof(b2)));
+		else
+			snprintf(cap, sizeof(cap), ": the upper bound passed");
+		fprintf(out, "  %5u B: %s%s pps (%.3f Gbit/s L1)%s, %sp50 %.1f us, p99 %.1f us, %u trial%s\n", ss->size,
+			ss->s.capped ? "at least " : "", lr_fmt_si(rate, b1, sizeof(b1)),
+			rate * (ss->size + L1_EXTRA) * 8 / 1e9, cap, b->rtt_on ? "rtt " : "", b->rx.lat_p50 / 1e3,
+			b->rx.lat_p99 / 1e3, ss->s.ntrials, ss->s.ntrials == 1 ? "" : "s");
 	}
 }
 
