@@ -439,7 +439,8 @@ const struct lr_opt lr_opts[LR_O_COUNT_ALL] = {
 	[LR_O_DURATION] = { .metavar = "TIME", INI("duration", TEST), .kind = &k_window, .def = "2s",
 			    .help = "the measured window of each step" },
 	[LR_O_WARMUP] = { .metavar = "TIME", INI("warmup", TEST), .kind = &k_warmup, .def = "500ms",
-			  .help = "traffic before each window, not counted (0 for none)" },
+			  .help = "traffic before each window (every step, every search trial), not counted (0 "
+				  "for none)" },
 	[LR_O_REPEAT] = { .metavar = "N", INI("repeat", TEST), .kind = &k_repeat, .def = "1",
 			  .help = "runs of each step (or search)" },
 	[LR_O_MAX_LOSS] = { .metavar = "PERCENT", INI("max_loss", TEST), .kind = &k_loss, .def = "0",
