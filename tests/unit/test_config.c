@@ -118,7 +118,7 @@ static void test_shipped_details(void **state)
 	assert_int_equal(cfg.mode, LR_RUN_THROUGHPUT);
 	assert_int_equal(cfg.nrates, 1);
 	assert_int_equal(cfg.rates[0].kind, LR_RATE_PPS);
-	assert_int_equal(cfg.rates[0].value, 1000000);
+	assert_int_equal(cfg.rates[0].value, 10000000);
 	assert_int_equal(cfg.trial_ns, NS);
 	assert_true(cfg.resolution > 0.0499 && cfg.resolution < 0.0501);
 	assert_int_equal(cfg.max_trials, 12);
