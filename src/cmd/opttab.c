@@ -157,6 +157,10 @@ static const struct lr_kind k_family = CHOICE("an address family",
 static const struct lr_kind k_cost = CHOICE("yes or no",
 	{ "no", "none: bpf_stats stay off" },
 	{ "yes", "each step's CPU ns per packet, split into sender, path and receiver (docs/cost.md)" });
+static const struct lr_kind k_sender_limited = CHOICE("fail or pass",
+	{ "fail", "the step fails (exit 3), and a search trial counts as failed: the rate offered was not tested" },
+	{ "pass", "the step is judged on its loss and latency alone; a search counts a passing trial at the rate "
+		  "really sent" });
 static const struct lr_kind k_mode = CHOICE("a mode",
 	{ "sweep", "every size at every rate, one step each" },
 	{ "throughput", "per size, the highest rate up to [tx] rate with loss <= max_loss (RFC 2544 26.1)" },
@@ -445,7 +449,8 @@ const struct lr_opt lr_opts[LR_O_COUNT_ALL] = {
 	[LR_O_DURATION] = { .metavar = "TIME", INI("duration", TEST), .kind = &k_window, .def = "2s",
 			    .help = "the measured window of each step" },
 	[LR_O_WARMUP] = { .metavar = "TIME", INI("warmup", TEST), .kind = &k_warmup, .def = "500ms",
-			  .help = "traffic before each window, not counted (0 for none)" },
+			  .help = "traffic before each window (every step, every search trial), not counted (0 "
+				  "for none)" },
 	[LR_O_REPEAT] = { .metavar = "N", INI("repeat", TEST), .kind = &k_repeat, .def = "1",
 			  .help = "runs of each step (or search)" },
 	[LR_O_MAX_LOSS] = { .metavar = "PERCENT", INI("max_loss", TEST), .kind = &k_loss, .def = "0",
@@ -484,4 +489,8 @@ const struct lr_opt lr_opts[LR_O_COUNT_ALL] = {
 	[LR_O_COST] = { .metavar = "YES|NO", INI("cost", TEST), .kind = &k_cost, .def = "yes",
 			.help = "measure what each packet costs in CPU, split into sender, path and receiver; the "
 				"receiver's part needs CAP_SYS_ADMIN (bpf_stats)" },
+	[LR_O_SENDER_LIMITED] = { .metavar = "FAIL|PASS", INI("sender_limited", TEST), .kind = &k_sender_limited,
+				  .def = "fail",
+				  .help = "what a step whose senders fell more than 2 % short of the offered rate "
+					  "counts as" },
 };

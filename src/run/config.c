@@ -76,6 +76,7 @@ static const struct key_bind binds[] = {
 	CFG(LR_SEC_TEST, LR_O_RESOLUTION, resolution, LR_AT(struct lr_cfg, resolution_pps)),
 	CFG(LR_SEC_TEST, LR_O_MAX_TRIALS, max_trials),
 	CFG(LR_SEC_TEST, LR_O_COST, cost),
+	CFG(LR_SEC_TEST, LR_O_SENDER_LIMITED, sender_limited_pass),
 	CFG(LR_SEC_TX, LR_O_TX_IFACE, tx_ifname),
 	CFG(LR_SEC_TX, LR_O_NETNS, tx_netns),
 	CFG(LR_SEC_TX, LR_O_TX_ENGINE, tx_engine),

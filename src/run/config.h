@@ -100,6 +100,8 @@ struct lr_cfg {
 	char rx_token_file[LR_PATH_MAX];
 	int clock;	/* [test] clock: 0 auto, 1 estimate (the order of send's --clock) */
 	bool cost;	/* [test] cost: each step's CPU per packet, split (sys/cost.h) */
+	/* [test] sender_limited = pass: a sender short of the offered rate does not fail a step */
+	bool sender_limited_pass;
 	/* streams: [tx] itself is stream 0 unless [stream NAME] sections exist */
 	unsigned int nstreams;
 	struct lr_cfg_stream streams[LR_CFG_MAX_STREAMS];

@@ -295,6 +295,12 @@ static void settle(const struct lr_run *r, struct lr_step *s, bool complete)
 	/* the markers settle each flow's tail only if they all came */
 	s->complete = complete;
 	s->rx.settled = s->rx.settled && complete;
+	/*
+	 * The receiver's rate over the sender's window, not over its own first-to-last arrival
+	 * (active_s): two spans of different lengths would put rx above tx at zero loss. Over one
+	 * window the two rates differ by the frames lost, and the bit rates follow.
+	 */
+	s->rx.pps = s->window_s > 0 ? (double)s->rx.packets / s->window_s : 0;
 	if (s->rtt_on) {
 		/* round trips: both directions' loss, of the frames sent; the markers announce the frames queued */
 		lr_rtt_compute(s->tx.queued, r->flows_total, &s->rx, &s->rtt);
@@ -492,6 +498,14 @@ static void judge(const struct lr_run *r, struct lr_step *s)
 	if (cfg->max_p99_ns && s->rx.lat_p99 > cfg->max_p99_ns)
 		s->pass = false;
 	if (s->rtt_on && cfg->max_rtt_p99_ns && s->rtt.p99 > cfg->max_rtt_p99_ns)
+		s->pass = false;
+	/*
+	 * A sender short of the offered rate tested a lower one than the step names. Told apart from
+	 * the other thresholds, so that the table can say which failed.
+	 */
+	s->sender_limited = lr_search_short(s->offered_pps, s->tx.pps);
+	s->pass_else = s->pass;
+	if (s->sender_limited && !cfg->sender_limited_pass)
 		s->pass = false;
 }
 

@@ -155,6 +155,7 @@ static struct json_object *step_json(const struct lr_step *s)
 	json_object_object_add(o, "mode", json_object_new_string(s->mode));
 	json_object_object_add(o, "window_s", json_object_new_double(s->window_s));
 	json_object_object_add(o, "pass", json_object_new_boolean(s->pass));
+	json_object_object_add(o, "sender_limited", json_object_new_boolean(s->sender_limited));
 	json_object_object_add(o, "loss_pct", json_object_new_double(s->loss_pct));
 	json_object_object_add(o, "limit", json_object_new_string(s->limit));
 	lr_tx_result_put(o, &s->tx);
@@ -176,6 +177,7 @@ static struct json_object *search_json(const struct lr_run *r, const struct lr_r
 
 	json_object_object_add(e, "size", json_object_new_int((int)ss->size));
 	json_object_object_add(e, "found", json_object_new_boolean(ss->s.found));
+	json_object_object_add(e, "capped", json_object_new_boolean(ss->s.capped));
 	if (ss->s.found) {
 		const struct lr_step *b = &r->steps[ss->first + ss->s.best];
 
@@ -320,6 +322,19 @@ static void print_lat_why(FILE *out, const struct lr_run *r)
 	fprintf(out, ": %s%s\n", why, n > 1 ? " (the first's figures; every step's in latency_ns of the JSON)" : "");
 }
 
+/*
+ * The pass column: yes or NO, and when the senders fell short, "sender-limited" in words the
+ * reader cannot take for a pass: alone when that is all the step failed on.
+ */
+static const char *pass_word(const struct lr_step *s)
+{
+	if (!s->sender_limited)
+		return s->pass ? "yes" : "NO";
+	if (s->pass)
+		return "yes, sender-limited";
+	return s->pass_else ? "sender-limited" : "NO, sender-limited";
+}
+
 static void print_steps(FILE *out, const struct lr_run *r)
 {
 	unsigned int i, k;
@@ -342,7 +357,7 @@ static void print_steps(FILE *out, const struct lr_run *r)
 			lr_fmt_si(s->tx.pps, b2, sizeof(b2)), lr_fmt_si(s->rx.pps, b4, sizeof(b4)),
 			rx_l1_bps(s) / 1e9, s->loss_pct, (unsigned long long)s->rx.late,
 			lat_us(s, s->rx.lat_p50, b5, sizeof(b5)), lat_us(s, s->rx.lat_p99, b6, sizeof(b6)), spread,
-			s->pass ? "yes" : "NO");
+			pass_word(s));
 	}
 	print_lat_why(out, r);
 }
@@ -412,7 +427,7 @@ static void print_where(FILE *out, const struct lr_run *r)
 static void print_searches(FILE *out, const struct lr_run *r)
 {
 	unsigned int i;
-	char b1[32], b2[32], b3[32];
+	char b1[32], b2[32], b3[32], cap[96];
 
 	if (lr_run_mode_rtt(r->cfg->mode) && r->cfg->max_rtt_p99_ns)
 		fprintf(out, "\nzero-loss round-trip throughput (loss both ways <= %.4g%%, rtt p99 <= %.1f us):\n",
@@ -430,8 +445,19 @@ static void print_searches(FILE *out, const struct lr_run *r)
 			continue;
 		}
 		b = &r->steps[ss->first + ss->s.best];
-		fprintf(out, "  %5u B: %s pps (%.3f Gbit/s L1), %sp50 %s us, p99 %s us, %u trial%s\n", ss->size,
-			lr_fmt_si(rate, b1, sizeof(b1)), found_l1_bps(b, ss->size, rate) / 1e9, b->rtt_on ? "rtt " : "",
+		/* the upper bound passed: no trial failed above it, so the throughput is only bounded below */
+		if (!ss->s.capped)
+			cap[0] = '\0';
+		else if (!b->offered_pps)
+			snprintf(cap, sizeof(cap), ": the upper bound (max: what the sender reached) passed");
+		else if (b->sender_limited)
+			snprintf(cap, sizeof(cap), ": the upper bound passed, its sender short of the %s offered",
+				 lr_fmt_si((double)b->offered_pps, b2, sizeof(b2)));
+		else
+			snprintf(cap, sizeof(cap), ": the upper bound passed");
+		fprintf(out, "  %5u B: %s%s pps (%.3f Gbit/s L1)%s, %sp50 %s us, p99 %s us, %u trial%s\n", ss->size,
+			ss->s.capped ? "at least " : "", lr_fmt_si(rate, b1, sizeof(b1)),
+			found_l1_bps(b, ss->size, rate) / 1e9, cap, b->rtt_on ? "rtt " : "",
 			lat_us(b, b->rx.lat_p50, b2, sizeof(b2)), lat_us(b, b->rx.lat_p99, b3, sizeof(b3)), ss->s.ntrials,
 			lr_s(ss->s.ntrials));
 	}

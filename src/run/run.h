@@ -50,6 +50,8 @@ struct lr_step {
 	struct lr_cpu_split cpu[LR_MAX_CPUS];
 	char limit[160];	/* what most likely limited the rate */
 	bool pass;	/* within the thresholds */
+	bool sender_limited;	/* the senders fell more than 2 % short of the offered rate */
+	bool pass_else;	/* within the thresholds other than [test] sender_limited */
 	/* CPU per received packet, split (sys/cost.h); else why not */
 	bool have_cost;
 	struct lr_cost cost;

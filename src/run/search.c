@@ -73,6 +73,7 @@ void lr_search_feed(struct lr_search *s, double tx_pps, bool pass)
 		s->found = true;
 		/* the upper bound itself passes; or the sender fell short, and higher offers would only repeat this */
 		if (s->ntrials == 1 || (offered && t < offered)) {
+			s->capped = s->ntrials == 1;
 			s->done = true;
 			return;
 		}

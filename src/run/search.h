@@ -26,6 +26,8 @@ struct lr_search {
 	bool found;	/* a trial passed */
 	unsigned int best;	/* found: the index (0-based, in trial order) of the best passing trial */
 	uint64_t best_pps;	/* found: the rate it tested */
+	/* the first trial, at the upper bound, passed: the throughput is at least that, not known */
+	bool capped;
 };
 
 void lr_search_init(struct lr_search *s, const struct lr_search_cfg *cfg);

@@ -146,6 +146,11 @@ for p in "${PATHS[@]}"; do
 	lr_check "compare.md: rows for $p 64 B packet" \
 		"$(grep -cE "^\| $p \| 64 \| packet( \([a-z0-9_]+\))? \| [0-9]+\.[0-9]+ \| [0-9]+\.[0-9]+ \| [0-9]+\.[0-9]+ \| [0-9.]+ / [0-9.]+ \| [0-9]+\.[0-9]+" "$MD")" == 1
 done
+# a cell whose max-rate step lost nothing says so in words, and its zero-loss figure is the max one
+lr_check "compare.md: cells marked 'max step, no loss' (one per max-rate-step cell in the CSV)" \
+	"$(grep -c '(max step, no loss) |$' "$MD")" == "$(grep -c ',"max-rate-step",' "$CSV")"
+lr_check "compare.md: of those, cells whose zero-loss figure differs from the max Mpps" \
+	"$(awk -F' [|] ' '/\(max step, no loss\) [|]$/ { split($8, z, " "); if (z[1] != $4) n++ } END { print n + 0 }' "$MD")" == 0
 
 lr_check_cmd "compare.csv exists" test -s "$CSV"
 lr_check "compare.csv: header + one row per cell" "$(wc -l <"$CSV")" == $((${#PATHS[@]} + 1))

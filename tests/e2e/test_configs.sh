@@ -27,8 +27,10 @@
 #     step's row but its pass column, the counts of "where the frames went", the cost line, each
 #     search's found rate, L1 rate and latency); each step's sizes[] adds up to tx.completed, and a
 #     step of one size has size == sizes[0].size
-#   - sweep files: one step per size x rate x repeat; every step passes, is settled by its
-#     end-of-test markers, rx.packets == tx.packets, lost 0, and sent as offered (within 5 %)
+#   - sweep files: one step per size x rate x repeat; every step passes (or fails only as
+#     sender-limited, a busy machine's sender: then exit code 3 counts as 0), is settled by its
+#     end-of-test markers, rx.packets == tx.packets, lost 0, and sent as offered (within 5 %) or
+#     says it did not (sender_limited: how fast a busy machine's sender is, not a fault)
 #   - round-trip files (mode = rtt): as sweeps, and every step rtt_settled with forward and return
 #     lost 0, forward.sent == tx.queued, received == sent both ways, an RTT p50 > 0
 #   - search files (mode = throughput): one search per size, each found a rate > 0 and no higher
@@ -131,18 +133,19 @@ check_sweep()
 	steps=$((${sizes:-0} * ${rates:-0} * repeat))
 	# one jq for every count (jq takes tens of milliseconds to start)
 	read -r n failed unsettled uneven lost short < <(jq -r '.steps | [length,
-		([.[] | select(.pass | not)] | length),
+		([.[] | select((.pass or .sender_limited) | not)] | length),
 		([.[] | select(.rx.tail_settled | not)] | length),
 		([.[] | select(.rx.packets != .tx.packets)] | length),
 		([.[] | select(.rx.lost != 0)] | length),
-		([.[] | select(.offered_pps != null and (.tx.packets < 0.95 * .offered_pps * .window_s))] | length)]
+		([.[] | select(.offered_pps != null and (.tx.packets < 0.95 * .offered_pps * .window_s) and
+			(.sender_limited | not))] | length)]
 		| @tsv' "$j" 2>/dev/null || echo missing)
 	lr_check "$f: steps (sizes x rates x repeat)" "$n" == "$steps"
-	lr_check "$f: steps that failed" "${failed:-missing}" == 0
+	lr_check "$f: steps that failed (other than sender-limited)" "${failed:-missing}" == 0
 	lr_check "$f: steps not settled by their markers" "${unsettled:-missing}" == 0
 	lr_check "$f: steps where rx.packets != tx.packets" "${uneven:-missing}" == 0
 	lr_check "$f: steps that lost frames" "${lost:-missing}" == 0
-	lr_check "$f: steps that sent less than 95 % of the offered frames" "${short:-missing}" == 0
+	lr_check "$f: steps that sent less than 95 % of the offered frames, not said sender-limited" "${short:-missing}" == 0
 	lr_check "$f: CSV rows (header + steps)" "$(wc -l <"$c")" == $((steps + 1))
 }
 
@@ -220,6 +223,12 @@ run_file()
 	lr_log "$f: linerate run took $((($(date +%s%N) - tr) / 1000000)) ms"
 	lr_show_file "$LR_TMP/$f.out"
 	lr_show_file "$LR_TMP/$f.err"
+	# 3 where only sender-limited steps failed: how fast this machine's sender is, not a fault of
+	# the file or of run; the checks below hold every step to the rest
+	if ((rc == 3)) && [[ $(jq '[.steps[] | select((.pass or .sender_limited) | not)] | length' "$j" 2>/dev/null) == 0 ]]; then
+		lr_log "$f: exit code 3: $(jq '[.steps[] | select(.sender_limited)] | length' "$j") step(s) sender-limited here"
+		rc=0
+	fi
 	lr_check "$f: exit code" "$rc" == 0
 	lr_jvalid "$j"
 	rc=0

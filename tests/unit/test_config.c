@@ -118,10 +118,10 @@ static void test_shipped_details(void **state)
 	assert_int_equal(cfg.mode, LR_RUN_THROUGHPUT);
 	assert_int_equal(cfg.nrates, 1);
 	assert_int_equal(cfg.rates[0].kind, LR_RATE_PPS);
-	assert_int_equal(cfg.rates[0].value, 200000);
+	assert_int_equal(cfg.rates[0].value, 10000000);
 	assert_int_equal(cfg.trial_ns, NS);
 	assert_true(cfg.resolution > 0.0499 && cfg.resolution < 0.0501);
-	assert_int_equal(cfg.max_trials, 10);
+	assert_int_equal(cfg.max_trials, 12);
 	assert_int_equal(cfg.nsizes, 2);
 
 	load("size-sweep.ini");
@@ -162,6 +162,8 @@ static void test_defaults(void **state)
 	assert_true(cfg.resolution > 0.00999 && cfg.resolution < 0.01001);
 	assert_int_equal(cfg.resolution_pps, 0);
 	assert_int_equal(cfg.max_trials, 16);
+	/* a sender short of the offered rate fails the step unless the file says otherwise */
+	assert_false(cfg.sender_limited_pass);
 	assert_string_equal(cfg.tx_ifname, "v0");
 	assert_string_equal(cfg.tx_netns, "");
 	assert_int_equal(cfg.tx_engine, LR_ENGINE_AUTO);
@@ -237,7 +239,7 @@ static void test_values(void **state)
 
 	(void)state;
 	assert_parses("[test]\nname = night run\nmode = throughput\nduration = 3s\nwarmup = 0\nrepeat = 3\n"
-		      "max_loss = 0.1%\nmax_p99 = 250us\nresolution = 1k\nmax_trials = 64\n"
+		      "max_loss = 0.1%\nmax_p99 = 250us\nresolution = 1k\nmax_trials = 64\nsender_limited = pass\n"
 		      "[tx]\ninterface = v0\nnetns = pid:42\nengine = afxdp\nxdp_mode = copy\nqueues = 0-1, 3\n"
 		      "cpus = 4,5,6\nbatch = 512\nsizes = 84, 1518\nrate = 2.5Gbit\nflows = 64\n"
 		      "src_ip = fd00::1\ndst_ip = fd00::2\nsrc_mac = 02:00:00:00:00:01\ndst_mac = 02:00:00:00:00:02\n"
@@ -248,6 +250,7 @@ static void test_values(void **state)
 	assert_int_equal(cfg.duration_ns, 3 * NS);
 	assert_int_equal(cfg.trial_ns, 3 * NS);	/* trial defaults to duration, wherever it stands */
 	assert_int_equal(cfg.warmup_ns, 0);
+	assert_true(cfg.sender_limited_pass);
 	assert_int_equal(cfg.repeat, 3);
 	assert_true(cfg.max_loss > 0.000999 && cfg.max_loss < 0.001001);
 	assert_int_equal(cfg.max_p99_ns, 250000);
@@ -498,6 +501,8 @@ static const struct bad bad_inputs[] = {
 	  "0," },
 	{ "zero max_p99", "[test]\nmax_p99 = 0\n" TX RX, 0, "x.ini:2: [test] max_p99: '0' is not a duration", "more" },
 	{ "zero trial", "[test]\ntrial = 0s\n" TX RX, 0, "x.ini:2: [test] trial: '0s'", "duration" },
+	{ "bad sender_limited", "[test]\nsender_limited = warn\n" TX RX, 0,
+	  "x.ini:2: [test] sender_limited: 'warn' is not one of fail, pass", "pass" },
 	{ "repeat 0", "[test]\nrepeat = 0\n" TX RX, 0, "x.ini:2: [test] repeat: '0' is not a repeat count (1..100)",
 	  "1..100" },
 	{ "repeat 101", "[test]\nrepeat = 101\n" TX RX, 0, "x.ini:2: [test] repeat: '101'", "1..100" },

@@ -104,6 +104,8 @@ static void test_upper_passes(void **state)
 
 	(void)state;
 	EXPECT(&c, 1000000, &s, 0, 100000, 100000);
+	/* the upper bound passed: the throughput is at least that, and the search says so */
+	assert_true(s.capped);
 	assert_false(lr_search_next(&s, &rate));
 	/* fed after it is done: nothing changes */
 	lr_search_feed(&s, 5, false);
@@ -118,6 +120,7 @@ static void test_resolution_pps(void **state)
 	(void)state;
 	/* 46875 passed, 50000 failed: 3125 <= 5000 (the relative 0.5 is not used when pps is set) */
 	EXPECT(&c, 47000, &s, 6, 46875, 200000, 100000, 50000, 25000, 37500, 43750, 46875);
+	assert_false(s.capped);
 	assert_int_equal(s.lo, 46875);
 	assert_int_equal(s.hi, 50000);
 }
@@ -175,6 +178,7 @@ static void test_sender_short(void **state)
 	n = run(&c, at_bound, 1, 0, rates, 32, &s);
 	assert_int_equal(n, 1);
 	assert_true(s.found);
+	assert_true(s.capped);
 	assert_int_equal(s.best_pps, 1234567);
 
 	/* mid-search: 150k offered, 120k sent, no loss: found at 120k, and no higher offer is tried */
@@ -182,6 +186,8 @@ static void test_sender_short(void **state)
 	n = run(&c, mid, 3, 0, rates, 32, &s);
 	assert_int_equal(n, 3);
 	assert_int_equal(rates[2], 150000);
+	/* it stopped on a short sender, not on the upper bound passing */
+	assert_false(s.capped);
 	assert_int_equal(s.best, 2);
 	assert_int_equal(s.best_pps, 120000);
 
