@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -41,10 +42,11 @@
 #define PRE_AUTH_MAX	4096	/* a message before auth: hello takes 300 bytes */
 /*
  * The cap, as sshd's MaxStartups start:rate:full = 10:30:100: past PENDING_START connections, a
- * new one from an address that holds one already is dropped at random, with a chance from
- * PENDING_RATE % rising to 100 % at PENDING_FULL; an address's first is always taken, a full table
- * making room by closing one of the address that holds the most. No address holds more than
- * PENDING_PER_SOURCE (an IPv6 address: its /64).
+ * new one from an address that holds one already is over its share at random, with a chance from
+ * PENDING_RATE % rising to 100 % at PENDING_FULL, and always at PENDING_PER_SOURCE (an IPv6
+ * address: its /64). Over its share, it takes the place of one of its own address's, so a flood
+ * from a controller's own address cannot shut that controller out. An address's first is always
+ * taken, a full table making room by closing one of the address that holds the most.
  */
 #define PENDING_START	10
 #define PENDING_RATE	30
@@ -65,6 +67,8 @@ struct pending {
 	unsigned char src[17];	/* its address for the cap: IPv4 (mapped too) or an IPv6 /64; [16] the family */
 	char peer[LR_HOSTPORT_MAX + 8];
 	int64_t since_ms, deadline_ms;
+	uint64_t seq;	/* the order of acceptance: the oldest is closed first (since_ms ties in a burst) */
+	bool spoke;	/* a byte came, or was seen waiting: not an idle socket */
 	bool connected;	/* a message came (not a bare TCP probe) */
 	bool logged;	/* and "connected" was said: its other lines are too */
 	struct lr_msg_reader rd;
@@ -99,6 +103,7 @@ struct agent {
 	/* the handshakes under way; claimed: the one whose last reply is on its way to become the session */
 	struct pending pend[PENDING_FULL];
 	unsigned int npend;
+	uint64_t seq;
 	struct pending *claimed;
 	/* since the last summary line */
 	int64_t sum_at;
@@ -352,10 +357,25 @@ static bool may_log(struct agent *a)
 }
 
 /*
- * The table full: the connection to close for a new address's first, one of the address that
- * holds the most (silent ones first, then the oldest); NULL when each holds one and all spoke.
+ * Whether @p sent nothing yet: none read and, asked only once it matters, none waiting. A
+ * controller's hello may be queued unread when a burst of a flood's connections comes with it.
  */
-static struct pending *victim(struct agent *a)
+static bool silent(struct pending *p)
+{
+	int n = 0;
+
+	if (!p->spoke && !ioctl(p->fd, FIONREAD, &n) && n > 0)
+		p->spoke = true;
+	return !p->spoke;
+}
+
+/*
+ * The connection a newcomer takes the place of: with @src, one of that address's own (the
+ * newcomer over its share), else one of the address that holds the most; silent ones first,
+ * then the oldest. Never an authenticated one, which only waits for its session, nor for another
+ * address's newcomer one that spoke and is its address's only one: NULL when there is no other.
+ */
+static struct pending *pick(struct agent *a, const unsigned char *src)
 {
 	struct pending *best = NULL;
 	unsigned int i, best_n = 0;
@@ -364,42 +384,55 @@ static struct pending *victim(struct agent *a)
 		struct pending *p = &a->pend[i];
 		unsigned int n;
 
-		if (p->fd < 0 || lr_ctl_handshake_done(&p->hs))
-			continue;	/* authenticated: its session is only waiting */
-		n = from_source(a, p->src) * 2 + !p->connected;
-		if (n > best_n || (n == best_n && p->since_ms < best->since_ms)) {
+		if (p->fd < 0 || lr_ctl_handshake_done(&p->hs) || (src && memcmp(p->src, src, 17)))
+			continue;
+		n = (src ? 0 : from_source(a, p->src) * 2) + !p->spoke + 1;
+		if (n > best_n || (n == best_n && p->seq < best->seq)) {
 			best = p;
 			best_n = n;
 		}
 	}
-	/* n is 2 for a lone address's connection that spoke: never closed for another's */
-	return best_n > 2 ? best : NULL;
+	/* n is 3 for a lone address's connection that spoke */
+	return src || best_n > 3 ? best : NULL;
+}
+
+static struct pending *victim(struct agent *a, const unsigned char *src)
+{
+	struct pending *v;
+
+	/* each round that finds its choice spoke after all marks it so: at most PENDING_FULL rounds */
+	do
+		v = pick(a, src);
+	while (v && !v->spoke && !silent(v));
+	return v;
 }
 
 /* A new connection in, or dropped by the cap (counted, not logged). */
 static void admit(struct agent *a, int fd, const struct sockaddr_storage *ss)
 {
 	unsigned char src[17];
-	struct pending *p = NULL;
+	struct pending *p = NULL, *v;
 	unsigned int i, mine;
+	bool over;
 
 	source_of(ss, src);
 	mine = from_source(a, src);
-	if (mine >= PENDING_PER_SOURCE)
-		goto drop;
-	if (a->npend >= PENDING_START && mine) {
+	over = mine >= PENDING_PER_SOURCE;
+	if (!over && a->npend >= PENDING_START && mine) {
 		uint32_t chance = a->npend >= PENDING_FULL ? 100 :
 				  PENDING_RATE + (100 - PENDING_RATE) * (a->npend - PENDING_START) /
 				  (PENDING_FULL - PENDING_START);
 
-		if (randombytes_uniform(100) < chance)
-			goto drop;
+		over = randombytes_uniform(100) < chance;
 	}
-	if (a->npend >= PENDING_FULL) {
-		struct pending *v = victim(a);
-
+	if (over || a->npend >= PENDING_FULL) {
+		/* over its share: its own address gives up one; else the table is full */
+		v = victim(a, over ? src : NULL);
 		if (!v)
 			goto drop;
+		if (v->logged)
+			lr_ctl_log("%s: closed before its handshake ended, for a newer connection (%d at once, %d per "
+				   "address)", v->peer, PENDING_FULL, PENDING_PER_SOURCE);
 		pend_free(a, v, true);
 		a->m.refused_full++;
 		a->sum_full++;
@@ -407,7 +440,7 @@ static void admit(struct agent *a, int fd, const struct sockaddr_storage *ss)
 	for (i = 0; i < PENDING_FULL && !p; i++)
 		if (a->pend[i].fd < 0)
 			p = &a->pend[i];
-	*p = (struct pending){ .fd = fd, .since_ms = lr_now_ms() };
+	*p = (struct pending){ .fd = fd, .since_ms = lr_now_ms(), .seq = a->seq++ };
 	memcpy(p->src, src, sizeof(p->src));
 	lr_ctl_sockaddr_name((const struct sockaddr *)ss, p->peer, sizeof(p->peer));
 	p->deadline_ms = p->since_ms + FIRST_BYTE_MS;
@@ -548,6 +581,7 @@ static void pend_read(struct agent *a, struct pending *p, int *code)
 	int ret;
 
 	ret = lr_msg_read(&p->rd, p->fd, PRE_AUTH_MAX, &m, err, sizeof(err));
+	p->spoke = p->spoke || ret || p->rd.got;
 	if (!ret) {
 		if (p->rd.got)
 			p->deadline_ms = p->since_ms + HANDSHAKE_MS;
