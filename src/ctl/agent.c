@@ -372,8 +372,8 @@ static bool silent(struct pending *p)
 /*
  * The connection a newcomer takes the place of: with @src, one of that address's own (the
  * newcomer over its share), else one of the address that holds the most; silent ones first,
- * then the oldest. Never an authenticated one, which only waits for its session, nor for another
- * address's newcomer one that spoke and is its address's only one: NULL when there is no other.
+ * then the oldest, so that a table full of lone talkers still lets a newcomer in. Never an
+ * authenticated one, which only waits for its session: NULL when there is no other.
  */
 static struct pending *pick(struct agent *a, const unsigned char *src)
 {
@@ -392,8 +392,7 @@ static struct pending *pick(struct agent *a, const unsigned char *src)
 			best_n = n;
 		}
 	}
-	/* n is 3 for a lone address's connection that spoke */
-	return src || best_n > 3 ? best : NULL;
+	return best;
 }
 
 static struct pending *victim(struct agent *a, const unsigned char *src)

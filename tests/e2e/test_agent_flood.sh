@@ -2,16 +2,19 @@
 # SPDX-License-Identifier: MIT
 # linerate agent under a flood of idle TCP connections (issue 24, finding 2): connections that
 # never say a word, held open and opened again as the agent closes them, must not lock a real
-# controller out. The agent's namespace joins three client namespaces by veth; it listens on an
-# address of its loopback that each reaches through its link.
+# controller out, nor may handshakes begun and never finished. The agent's namespace joins four
+# client namespaces by veth; it listens on an address of its loopback that each reaches through
+# its link.
 #
 #   [lr-agent_flood-one-PID]  fl0 198.18.60.2/24 ---- ag0 198.18.60.1/24 \
 #     200 idle connections from one address                                \
 #   [lr-agent_flood-many-PID] fl0 198.18.61.10..49/24 - ag1 198.18.61.1/24 -[lr-agent_flood-ag-PID]
 #     5 idle connections from each of 40 addresses                         /  agent on lo 198.18.63.1:7446
-#   [lr-agent_flood-ctl-PID]  c0 198.18.62.2/24 ------ ag2 198.18.62.1/24 /   --metrics 198.18.63.1:9446
-#     controllers, hello probes, scrapes                                       (its receiver on ag2)
-#     and in round 3, 50 idle connections from the controllers' own address
+#   [lr-agent_flood-ctl-PID]  c0 198.18.62.2/24 ------ ag2 198.18.62.1/24 /|  --metrics 198.18.63.1:9446
+#     controllers, hello probes, scrapes                                   |   (its receiver on ag2)
+#     and in round 3, 50 idle connections from the controllers' own address |
+#   [lr-agent_flood-talk-PID] t0 198.18.64.10..159/24 - ag3 198.18.64.1/24 -/
+#     in round 4, from each of 150 addresses a hello, then not a word
 #
 # Checks, in two rounds: the flood from one address alone, then both floods together:
 #   - each flood is held: the agent closed its idle connections (the flood opened more than it
@@ -31,6 +34,10 @@
 # And in round 3, a flood from the controllers' own address 198.18.62.2 (the other two ended):
 #   - it is held, and 5 controllers in a row from that address get in as above: a newcomer over
 #     its address's share takes the place of one of that address's idle connections
+# And in round 4, after the log's checks, 150 addresses each holding one connection that said
+# hello and waits (the agent closes it 3 s on, unauthenticated; it comes back 200 ms later):
+#   - it is held, and 5 controllers in a row get in as above, though every address in the full
+#     table holds one connection and it spoke: the oldest is closed for a newcomer
 # Bounded: 400 idle connections at most at a time, each flood at most 90 s, 15 tests of 2000 frames.
 set -euo pipefail
 # shellcheck source=tests/e2e/lib.sh
@@ -49,12 +56,15 @@ lr_netns_add AG ag
 lr_netns_add ONE one
 lr_netns_add MANY many
 lr_netns_add CTL ctl
+lr_netns_add TALK talk
 lr_veth "$ONE" fl0 "$AG" ag0
 lr_veth "$MANY" fl0 "$AG" ag1
 lr_veth "$CTL" c0 "$AG" ag2
+lr_veth "$TALK" t0 "$AG" ag3
 lr_addr "$AG" ag0 198.18.60.1/24
 lr_addr "$AG" ag1 198.18.61.1/24
 lr_addr "$AG" ag2 198.18.62.1/24
+lr_addr "$AG" ag3 198.18.64.1/24
 ip -n "$AG" link set lo up
 ip -n "$AG" addr add "$AG_ADDR/32" dev lo
 lr_addr "$ONE" fl0 198.18.60.2/24
@@ -68,6 +78,13 @@ ip -n "$MANY" link set fl0 up
 ip -n "$MANY" route add "$AG_ADDR/32" via 198.18.61.1
 lr_addr "$CTL" c0 198.18.62.2/24
 ip -n "$CTL" route add "$AG_ADDR/32" via 198.18.62.1
+TALK_SRC=()
+for i in $(seq 10 159); do
+	TALK_SRC+=("198.18.64.$i")
+done
+printf 'addr add %s/24 dev t0\n' "${TALK_SRC[@]}" | ip -n "$TALK" -batch -
+ip -n "$TALK" link set t0 up
+ip -n "$TALK" route add "$AG_ADDR/32" via 198.18.64.1
 
 TOKEN=$LR_TMP/token
 (
@@ -83,13 +100,14 @@ lr_wait_for_file "$LR_TMP/agent.ready" 10 "$LR_LAST_PID" || {
 }
 AGENT_PID=$(cat "$LR_TMP/agent.ready")
 
-# flood NAME NS PER_SOURCE SRC...: idle connections held in the background; FLOOD_PID.
+# flood NAME NS hold|talk PER_SOURCE SRC...: connections held in the background, idle (hold) or
+# each after a hello (talk); FLOOD_PID.
 flood()
 {
-	local name=$1 ns=$2 per=$3
+	local name=$1 ns=$2 how=$3 per=$4
 
-	shift 3
-	lr_spawn "$name" ip netns exec "$ns" python3 "$PROBE" hold "$AG_ADDR" "$PORT" "$per" 90 \
+	shift 4
+	lr_spawn "$name" ip netns exec "$ns" python3 "$PROBE" "$how" "$AG_ADDR" "$PORT" "$per" 90 \
 		"$LR_TMP/$name.stats" "$@"
 	FLOOD_PID=$LR_LAST_PID
 }
@@ -153,7 +171,7 @@ controllers()
 # ---------------------------------------------------------------------------------------------
 # Round 1: 200 idle connections from one address.
 
-flood one "$ONE" 200 198.18.60.2
+flood one "$ONE" hold 200 198.18.60.2
 ONE_PID=$FLOOD_PID
 sleep 2
 controllers one
@@ -161,7 +179,7 @@ controllers one
 # ---------------------------------------------------------------------------------------------
 # Round 2: and 5 from each of 40 more addresses.
 
-flood many "$MANY" 5 "${MANY_SRC[@]}"
+flood many "$MANY" hold 5 "${MANY_SRC[@]}"
 MANY_PID=$FLOOD_PID
 sleep 2
 controllers many
@@ -215,7 +233,7 @@ lr_check "the agent closed idle connections alone past the first byte's deadline
 # ---------------------------------------------------------------------------------------------
 # Round 3: 50 idle connections from the controllers' own address, always at its share.
 
-flood own "$CTL" 50 198.18.62.2
+flood own "$CTL" hold 50 198.18.62.2
 OWN_PID=$FLOOD_PID
 sleep 2
 controllers own
@@ -230,5 +248,14 @@ lr_log "info: the agent's log: $LINES lines, $SUMMARIES summary lines"
 lr_check "the agent's log: summary lines (one per 10 s at most)" "$SUMMARIES" "<=" $((SECONDS / 10 + 1))
 lr_check "the agent's log: lines naming a flood address" "$(grep -cE '198\.18\.6[01]\.' "$LR_TMP/agent.err" || true)" == 0
 lr_check "the agent's log: lines in all" "$LINES" "<" 200
+
+# ---------------------------------------------------------------------------------------------
+# Round 4: a full table of lone connections that spoke, from 150 addresses.
+
+flood talk "$TALK" talk 1 "${TALK_SRC[@]}"
+TALK_PID=$FLOOD_PID
+sleep 4
+controllers talk
+flood_stop talk "$TALK_PID" 150
 lr_check "the agent is still running" "$(kill -0 "$AGENT_PID" 2>/dev/null && echo yes || echo no)" == yes
 lr_finish
