@@ -53,6 +53,7 @@
 #define PENDING_FULL	100
 #define PENDING_PER_SOURCE	10
 #define ACCEPT_BURST	64	/* accepted per turn of the loop, so its other fds get theirs */
+#define ACCEPT_PAUSE_MS	100	/* accept() failing (out of fds): the listener left out of poll this long */
 #define SUMMARY_MS	10000	/* dropped connections: one line at most this often, with the counts */
 #define LOG_BUDGET	40	/* lines about unauthenticated connections per SUMMARY_MS; the rest counted */
 #define TERM_MS		5000	/* a session asked to end gets this long before SIGKILL */
@@ -83,6 +84,7 @@ struct agent {
 	const struct lr_agent_opts *o;
 	const struct lr_auth_key *key;
 	int lfd;
+	int64_t accept_at;	/* the listener polled again from then on (accept() failed) */
 	pid_t parent;
 	pid_t child;	/* the last session's process until it is reaped, 0: none */
 	/*
@@ -109,6 +111,7 @@ struct agent {
 	int64_t sum_at;
 	uint64_t sum_full, sum_timeout, sum_unlogged;
 	unsigned int log_left;
+	bool accept_said;	/* a failing accept() logged */
 };
 
 static void on_signal(int sig)
@@ -461,9 +464,18 @@ static void accept_some(struct agent *a)
 		socklen_t len = sizeof(ss);
 		int fd = accept4(a->lfd, (struct sockaddr *)&ss, &len, SOCK_CLOEXEC | SOCK_NONBLOCK);
 
+		if (fd < 0 && (errno == EINTR || errno == EAGAIN || errno == ECONNABORTED))
+			return;
 		if (fd < 0) {
-			if (errno != EINTR && errno != EAGAIN && errno != ECONNABORTED)
-				lr_ctl_log("accept: %s", strerror(errno));
+			/*
+			 * EMFILE, ENFILE, ENOBUFS: the connection stays queued and the listener
+			 * readable, so polled at once the loop would spin on it until fds are freed
+			 */
+			if (!a->accept_said)
+				lr_ctl_log("accept: %s: new connections wait in the queue (said once per %d s)",
+					   strerror(errno), SUMMARY_MS / 1000);
+			a->accept_said = true;
+			a->accept_at = lr_now_ms() + ACCEPT_PAUSE_MS;
 			return;
 		}
 		admit(a, fd, &ss);
@@ -673,6 +685,7 @@ static void pend_summary(struct agent *a)
 	a->sum_at = now;
 	a->sum_full = a->sum_timeout = a->sum_unlogged = 0;
 	a->log_left = LOG_BUDGET;
+	a->accept_said = false;
 }
 
 /* The pending connections to poll into @p (their slots into @slot), @timeout_ms lowered to the nearest deadline. */
@@ -827,7 +840,12 @@ int lr_agent_serve(const struct lr_agent_opts *o, const struct lr_ctl_addr *addr
 									{ .fd = a.status_fd, .events = POLLIN } };
 		struct pending *slot[PENDING_FULL];
 		int timeout = POLL_MS, n = 2, nx = 0, np;
+		int64_t now = lr_now_ms();
 
+		if (now < a.accept_at) {
+			p[0].fd = -1;	/* poll() skips it */
+			timeout = (int)(a.accept_at - now);
+		}
 		if (a.ex)
 			nx = lr_exporter_fds(a.ex, p + 2, &timeout);
 		np = pend_fds(&a, p + 2 + nx, slot, &timeout);

@@ -38,6 +38,11 @@
 # hello and waits (the agent closes it 3 s on, unauthenticated; it comes back 200 ms later):
 #   - it is held, and 5 controllers in a row get in as above, though every address in the full
 #     table holds one connection and it spoke: the oldest is closed for a newcomer
+# And in round 5, the agent's soft RLIMIT_NOFILE lowered (prlimit) to leave it no descriptor:
+#   - a hello meanwhile is not answered, and the agent takes under 0.3 s of CPU in 3 s with that
+#     connection queued (it does not spin on its readable listener); it says so in one line per
+#     10 s at most
+#   - with the limit as it was, a controller gets in as above
 # Bounded: 400 idle connections at most at a time, each flood at most 90 s, 15 tests of 2000 frames.
 set -euo pipefail
 # shellcheck source=tests/e2e/lib.sh
@@ -125,6 +130,31 @@ flood_stop()
 	lr_check "$name: the agent closed idle connections" "${closed:-0}" ">" "$3"
 }
 
+# nofile_leaving PID FREE: the soft RLIMIT_NOFILE under which PID can open FREE more descriptors.
+nofile_leaving()
+{
+	local pid=$1 fd=0 free=0 open="" f
+
+	for f in /proc/"$pid"/fd/*; do
+		open+=" ${f##*/}"
+	done
+	open+=" "
+	while :; do
+		if [[ $open != *" $fd "* ]]; then
+			((free == $2)) && break
+			free=$((free + 1))
+		fi
+		fd=$((fd + 1))
+	done
+	echo "$fd"
+}
+
+# cpu_ticks PID: its user and system time so far, in clock ticks.
+cpu_ticks()
+{
+	awk '{ print $14 + $15 }' "/proc/$1/stat"
+}
+
 # metric SERIES: its value on the agent's page, scraped from the controllers' namespace ("none").
 metric()
 {
@@ -140,12 +170,12 @@ else:
 
 SESSIONS=0
 
-# controllers ROUND: RUNS times a hello probe, then a controller's exact test.
+# controllers ROUND [N]: N (RUNS) times a hello probe, then a controller's exact test.
 controllers()
 {
-	local round=$1 i ms kind rc j
+	local round=$1 n=${2:-$RUNS} i ms kind rc j
 
-	for ((i = 1; i <= RUNS; i++)); do
+	for ((i = 1; i <= n; i++)); do
 		read -r ms kind < <(timeout -k 2 10 ip netns exec "$CTL" python3 "$PROBE" hello "$AG_ADDR" "$PORT" ||
 			echo "9999 none")
 		lr_check "$round, controller $i: hello answered" "$kind" == hello
@@ -257,5 +287,31 @@ TALK_PID=$FLOOD_PID
 sleep 4
 controllers talk
 flood_stop talk "$TALK_PID" 150
+
+# ---------------------------------------------------------------------------------------------
+# Round 5: the agent out of file descriptors, its soft RLIMIT_NOFILE lowered with prlimit so that
+# it can open none, a connection queued for it; then the limit as it was.
+
+read -r NOFILE_SOFT NOFILE_HARD < <(prlimit --pid "$AGENT_PID" --nofile --raw --noheadings --output SOFT,HARD)
+HZ=$(getconf CLK_TCK)
+sleep 1	# the floods' last connections closed
+S0=$SECONDS
+prlimit --pid "$AGENT_PID" --nofile="$(nofile_leaving "$AGENT_PID" 0):$NOFILE_HARD"
+lr_spawn stuck ip netns exec "$CTL" python3 "$PROBE" hello "$AG_ADDR" "$PORT"
+STUCK_PID=$LR_LAST_PID
+sleep 0.5
+T0=$(cpu_ticks "$AGENT_PID")
+sleep 3
+T1=$(cpu_ticks "$AGENT_PID")
+lr_wait_pid "$STUCK_PID" 10 || true
+lr_check "out of fds: a hello meanwhile is not answered" "$(awk '{ print $2 }' "$LR_TMP/stuck.out")" == none
+lr_check "out of fds: the agent's CPU time over 3 s, a connection queued (ticks of 1/$HZ s)" \
+	$((T1 - T0)) "<" $((HZ * 3 / 10))
+ACCEPT_LINES=$(grep -c 'accept: Too many open files' "$LR_TMP/agent.err" || true)
+lr_check "out of fds: the agent said so" "$ACCEPT_LINES" ">=" 1
+prlimit --pid "$AGENT_PID" --nofile="$NOFILE_SOFT:$NOFILE_HARD"
+lr_check "out of fds: the agent's lines about it (one per 10 s at most)" "$ACCEPT_LINES" "<=" \
+	$(((SECONDS - S0) / 10 + 2))
+controllers fds 1
 lr_check "the agent is still running" "$(kill -0 "$AGENT_PID" 2>/dev/null && echo yes || echo no)" == yes
 lr_finish
