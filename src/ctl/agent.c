@@ -217,39 +217,44 @@ static void pend_drop_all(struct agent *a, int keep)
 			pend_free(a, &a->pend[i], a->pend[i].fd != keep);
 }
 
-static void start_session(struct agent *a, int fd, const char *peer, const struct lr_ctl_handshake *hs, int *code)
+/*
+ * The session of @p forked, @p's slot freed (in the child: the others' too): 0, or -errno with why
+ * in @err, @p kept then, since its controller heard its handshake's last reply and is to be told.
+ */
+static int start_session(struct agent *a, struct pending *p, int *code, char *err, size_t errlen)
 {
-	struct lr_ctl_handshake h = *hs;
-	int sv[2];
+	struct lr_ctl_handshake h = p->hs;
+	char peer[sizeof(p->peer)];
+	int sv[2], fd = p->fd, ret;
+	pid_t pid;
 
 	if (pipe2(sv, O_CLOEXEC | O_NONBLOCK)) {
-		lr_ctl_log("%s: refused: cannot make a status pipe: %s", peer, strerror(errno));
-		a->m.refused_error++;
-		close(fd);
-		return;
+		ret = -errno;
+		snprintf(err, errlen, "cannot make a status pipe: %s", strerror(-ret));
+		return ret;
 	}
 	fflush(NULL);
-	a->child = fork();
-	if (a->child < 0) {
-		lr_ctl_log("%s: refused: cannot fork: %s", peer, strerror(errno));
-		a->child = 0;
-		a->m.refused_error++;
+	pid = fork();
+	if (pid < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot fork: %s", strerror(-ret));
 		close(sv[0]);
 		close(sv[1]);
-		close(fd);
-		return;
+		return ret;
 	}
-	if (!a->child) {
+	snprintf(peer, sizeof(peer), "%s", p->peer);
+	a->child = pid;
+	if (!pid) {
 		a->status_fd = sv[0];
 		snprintf(a->peer, sizeof(a->peer), "%s", peer);
 		pend_drop_all(a, fd);
 		/* blocking again, as a session's stream always was: it keeps deadlines of its own */
 		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
 		*code = -1 - session(a, fd, sv[1], &h);
-		return;
+		return 0;
 	}
+	pend_free(a, p, true);
 	close(sv[1]);
-	close(fd);
 	a->status_fd = sv[0];
 	a->busy = true;
 	a->ending = false;
@@ -258,6 +263,7 @@ static void start_session(struct agent *a, int fd, const char *peer, const struc
 	a->since = time(NULL);
 	snprintf(a->peer, sizeof(a->peer), "%s", peer);
 	lr_msg(a->test, sizeof(a->test), "a session with %s, not yet prepared", peer);
+	return 0;
 }
 
 /* The session's status lines: the last one says what it runs; the pipe's end, that it is over. */
@@ -573,13 +579,16 @@ static void pend_flush(struct agent *a, struct pending *p, int *code)
 	if (p->after == AFTER_CLOSE) {
 		pend_free(a, p, true);
 	} else if (p->after == AFTER_SESSION) {
-		struct lr_ctl_handshake hs = p->hs;
-		char peer[sizeof(p->peer)];
-		int fd = p->fd;
+		char err[256];
 
-		snprintf(peer, sizeof(peer), "%s", p->peer);
-		pend_free(a, p, false);
-		start_session(a, fd, peer, &hs, code);
+		if (start_session(a, p, code, err, sizeof(err))) {
+			/* it heard "ok" (or, with no token, hello): an error, not a stream closed unsaid */
+			lr_ctl_log("%s: refused: %s", p->peer, err);
+			a->m.refused_error++;
+			a->claimed = NULL;
+			p->deadline_ms = lr_now_ms() + REPLY_MS;
+			pend_reply(a, p, lr_msg_error(LR_EXIT_RUNTIME, "the agent %s", err), AFTER_CLOSE, code);
+		}
 	}
 }
 

@@ -43,6 +43,9 @@
 #     connection queued (it does not spin on its readable listener); it says so in one line per
 #     10 s at most
 #   - with the limit as it was, a controller gets in as above
+# And in round 6, the limit leaving it two descriptors: its controller's connection takes one, and
+# the session's status pipe cannot be made after "ok" was said:
+#   - the controller exits 1, its one line saying why; then, the limit as it was, one gets in
 # Bounded: 400 idle connections at most at a time, each flood at most 90 s, 15 tests of 2000 frames.
 set -euo pipefail
 # shellcheck source=tests/e2e/lib.sh
@@ -313,5 +316,19 @@ prlimit --pid "$AGENT_PID" --nofile="$NOFILE_SOFT:$NOFILE_HARD"
 lr_check "out of fds: the agent's lines about it (one per 10 s at most)" "$ACCEPT_LINES" "<=" \
 	$(((SECONDS - S0) / 10 + 2))
 controllers fds 1
+
+# ---------------------------------------------------------------------------------------------
+# Round 6: room for two descriptors, one for a controller's connection and one short of the
+# status pipe its session needs, after the controller heard "ok".
+
+prlimit --pid "$AGENT_PID" --nofile="$(nofile_leaving "$AGENT_PID" 2):$NOFILE_HARD"
+RC=0
+timeout -k 5 60 ip netns exec "$CTL" "$LINERATE" send -i c0 --dst-ip 198.18.62.1 --count 10 --peer "$AG_ADDR:$PORT" \
+	--token-file "$TOKEN" -q >"$LR_TMP/nopipe.out" 2>"$LR_TMP/nopipe.err" || RC=$?
+prlimit --pid "$AGENT_PID" --nofile="$NOFILE_SOFT:$NOFILE_HARD"
+lr_check "no room for a session: the controller's exit code" "$RC" == 1
+lr_check "no room for a session: its one line says why" \
+	"$(grep -c 'cannot make a status pipe: Too many open files' "$LR_TMP/nopipe.err" || true)" == 1
+controllers pipe 1
 lr_check "the agent is still running" "$(kill -0 "$AGENT_PID" 2>/dev/null && echo yes || echo no)" == yes
 lr_finish
