@@ -52,6 +52,7 @@
 #define PENDING_RATE	30
 #define PENDING_FULL	100
 #define PENDING_PER_SOURCE	10
+#define IDLE_MS		200	/* nothing from a connection this long (none yet): closed first for a newcomer */
 #define ACCEPT_BURST	64	/* accepted per turn of the loop, so its other fds get theirs */
 #define ACCEPT_PAUSE_MS	100	/* accept() failing (out of fds): the listener left out of poll this long */
 #define SUMMARY_MS	10000	/* dropped connections: one line at most this often, with the counts */
@@ -68,6 +69,7 @@ struct pending {
 	unsigned char src[17];	/* its address for the cap: IPv4 (mapped too) or an IPv6 /64; [16] the family */
 	char peer[LR_HOSTPORT_MAX + 8];
 	int64_t since_ms, deadline_ms;
+	int64_t active_ms;	/* its last byte in or reply out (at first: since_ms) */
 	uint64_t seq;	/* the order of acceptance: the oldest is closed first (since_ms ties in a burst) */
 	bool spoke;	/* a byte came, or was seen waiting: not an idle socket */
 	bool connected;	/* a message came (not a bare TCP probe) */
@@ -105,7 +107,7 @@ struct agent {
 	/* the handshakes under way; claimed: the one whose last reply is on its way to become the session */
 	struct pending pend[PENDING_FULL];
 	unsigned int npend;
-	uint64_t seq;
+	uint64_t seq, burst_seq;	/* the next connection's number, and the first one of this accept burst */
 	struct pending *claimed;
 	/* since the last summary line */
 	int64_t sum_at;
@@ -367,25 +369,31 @@ static bool may_log(struct agent *a)
 
 /*
  * Whether @p sent nothing yet: none read and, asked only once it matters, none waiting. A
- * controller's hello may be queued unread when a burst of a flood's connections comes with it.
+ * controller's hello may have come since the loop last read, with a burst of a flood's connections.
  */
 static bool silent(struct pending *p)
 {
 	int n = 0;
 
-	if (!p->spoke && !ioctl(p->fd, FIONREAD, &n) && n > 0)
+	if (!p->spoke && !ioctl(p->fd, FIONREAD, &n) && n > 0) {
 		p->spoke = true;
+		p->active_ms = lr_now_ms();
+	}
 	return !p->spoke;
 }
 
 /*
  * The connection a newcomer takes the place of: with @src, one of that address's own (the
- * newcomer over its share), else one of the address that holds the most; silent ones first,
- * then the oldest, so that a table full of lone talkers still lets a newcomer in. Never an
- * authenticated one, which only waits for its session: NULL when there is no other.
+ * newcomer over its share), else one of the address that holds the most. Then idle ones first
+ * (nothing for IDLE_MS), silent ones first among those; then a new one yet to speak; last one
+ * that is getting on with its handshake, as a controller does. The oldest first within each, so
+ * that a table full of lone talkers still lets a newcomer in. Never an authenticated one, which
+ * only waits for its session, nor one accepted in this burst, not read yet (its hello may be on
+ * its way): NULL when there is no other.
  */
 static struct pending *pick(struct agent *a, const unsigned char *src)
 {
+	int64_t now = lr_now_ms();
 	struct pending *best = NULL;
 	unsigned int i, best_n = 0;
 
@@ -393,9 +401,10 @@ static struct pending *pick(struct agent *a, const unsigned char *src)
 		struct pending *p = &a->pend[i];
 		unsigned int n;
 
-		if (p->fd < 0 || lr_ctl_handshake_done(&p->hs) || (src && memcmp(p->src, src, 17)))
+		if (p->fd < 0 || lr_ctl_handshake_done(&p->hs) || p->seq >= a->burst_seq ||
+		    (src && memcmp(p->src, src, 17)))
 			continue;
-		n = (src ? 0 : from_source(a, p->src) * 2) + !p->spoke + 1;
+		n = (src ? 0 : from_source(a, p->src) * 4) + (now - p->active_ms >= IDLE_MS) * 2 + !p->spoke + 1;
 		if (n > best_n || (n == best_n && p->seq < best->seq)) {
 			best = p;
 			best_n = n;
@@ -449,6 +458,7 @@ static void admit(struct agent *a, int fd, const struct sockaddr_storage *ss)
 		if (a->pend[i].fd < 0)
 			p = &a->pend[i];
 	*p = (struct pending){ .fd = fd, .since_ms = lr_now_ms(), .seq = a->seq++ };
+	p->active_ms = p->since_ms;
 	memcpy(p->src, src, sizeof(p->src));
 	lr_ctl_sockaddr_name((const struct sockaddr *)ss, p->peer, sizeof(p->peer));
 	p->deadline_ms = p->since_ms + FIRST_BYTE_MS;
@@ -465,6 +475,7 @@ static void accept_some(struct agent *a)
 {
 	unsigned int i;
 
+	a->burst_seq = a->seq;
 	for (i = 0; i < ACCEPT_BURST; i++) {
 		struct sockaddr_storage ss;
 		socklen_t len = sizeof(ss);
@@ -576,6 +587,7 @@ static void pend_flush(struct agent *a, struct pending *p, int *code)
 	}
 	free(p->out);
 	p->out = NULL;
+	p->active_ms = lr_now_ms();	/* the peer's turn */
 	if (p->after == AFTER_CLOSE) {
 		pend_free(a, p, true);
 	} else if (p->after == AFTER_SESSION) {
@@ -602,6 +614,7 @@ static void pend_read(struct agent *a, struct pending *p, int *code)
 
 	ret = lr_msg_read(&p->rd, p->fd, PRE_AUTH_MAX, &m, err, sizeof(err));
 	p->spoke = p->spoke || ret || p->rd.got;
+	p->active_ms = lr_now_ms();
 	if (!ret) {
 		if (p->rd.got)
 			p->deadline_ms = p->since_ms + HANDSHAKE_MS;
