@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -41,16 +42,19 @@
 #define PRE_AUTH_MAX	4096	/* a message before auth: hello takes 300 bytes */
 /*
  * The cap, as sshd's MaxStartups start:rate:full = 10:30:100: past PENDING_START connections, a
- * new one from an address that holds one already is dropped at random, with a chance from
- * PENDING_RATE % rising to 100 % at PENDING_FULL; an address's first is always taken, a full table
- * making room by closing one of the address that holds the most. No address holds more than
- * PENDING_PER_SOURCE (an IPv6 address: its /64).
+ * new one from an address that holds one already is over its share at random, with a chance from
+ * PENDING_RATE % rising to 100 % at PENDING_FULL, and always at PENDING_PER_SOURCE (an IPv6
+ * address: its /64). Over its share, it takes the place of one of its own address's, so a flood
+ * from a controller's own address cannot shut that controller out. An address's first is always
+ * taken, a full table making room by closing one of the address that holds the most.
  */
 #define PENDING_START	10
 #define PENDING_RATE	30
 #define PENDING_FULL	100
 #define PENDING_PER_SOURCE	10
+#define IDLE_MS		200	/* nothing from a connection this long (none yet): closed first for a newcomer */
 #define ACCEPT_BURST	64	/* accepted per turn of the loop, so its other fds get theirs */
+#define ACCEPT_PAUSE_MS	100	/* accept() failing (out of fds): the listener left out of poll this long */
 #define SUMMARY_MS	10000	/* dropped connections: one line at most this often, with the counts */
 #define LOG_BUDGET	40	/* lines about unauthenticated connections per SUMMARY_MS; the rest counted */
 #define TERM_MS		5000	/* a session asked to end gets this long before SIGKILL */
@@ -65,6 +69,9 @@ struct pending {
 	unsigned char src[17];	/* its address for the cap: IPv4 (mapped too) or an IPv6 /64; [16] the family */
 	char peer[LR_HOSTPORT_MAX + 8];
 	int64_t since_ms, deadline_ms;
+	int64_t active_ms;	/* its last byte in or reply out (at first: since_ms) */
+	uint64_t seq;	/* the order of acceptance: the oldest is closed first (since_ms ties in a burst) */
+	bool spoke;	/* a byte came, or was seen waiting: not an idle socket */
 	bool connected;	/* a message came (not a bare TCP probe) */
 	bool logged;	/* and "connected" was said: its other lines are too */
 	struct lr_msg_reader rd;
@@ -79,6 +86,7 @@ struct agent {
 	const struct lr_agent_opts *o;
 	const struct lr_auth_key *key;
 	int lfd;
+	int64_t accept_at;	/* the listener polled again from then on (accept() failed) */
 	pid_t parent;
 	pid_t child;	/* the last session's process until it is reaped, 0: none */
 	/*
@@ -99,11 +107,13 @@ struct agent {
 	/* the handshakes under way; claimed: the one whose last reply is on its way to become the session */
 	struct pending pend[PENDING_FULL];
 	unsigned int npend;
+	uint64_t seq, burst_seq;	/* the next connection's number, and the first one of this accept burst */
 	struct pending *claimed;
 	/* since the last summary line */
 	int64_t sum_at;
 	uint64_t sum_full, sum_timeout, sum_unlogged;
 	unsigned int log_left;
+	bool accept_said;	/* a failing accept() logged */
 };
 
 static void on_signal(int sig)
@@ -209,39 +219,44 @@ static void pend_drop_all(struct agent *a, int keep)
 			pend_free(a, &a->pend[i], a->pend[i].fd != keep);
 }
 
-static void start_session(struct agent *a, int fd, const char *peer, const struct lr_ctl_handshake *hs, int *code)
+/*
+ * The session of @p forked, @p's slot freed (in the child: the others' too): 0, or -errno with why
+ * in @err, @p kept then, since its controller heard its handshake's last reply and is to be told.
+ */
+static int start_session(struct agent *a, struct pending *p, int *code, char *err, size_t errlen)
 {
-	struct lr_ctl_handshake h = *hs;
-	int sv[2];
+	struct lr_ctl_handshake h = p->hs;
+	char peer[sizeof(p->peer)];
+	int sv[2], fd = p->fd, ret;
+	pid_t pid;
 
 	if (pipe2(sv, O_CLOEXEC | O_NONBLOCK)) {
-		lr_ctl_log("%s: refused: cannot make a status pipe: %s", peer, strerror(errno));
-		a->m.refused_error++;
-		close(fd);
-		return;
+		ret = -errno;
+		snprintf(err, errlen, "cannot make a status pipe: %s", strerror(-ret));
+		return ret;
 	}
 	fflush(NULL);
-	a->child = fork();
-	if (a->child < 0) {
-		lr_ctl_log("%s: refused: cannot fork: %s", peer, strerror(errno));
-		a->child = 0;
-		a->m.refused_error++;
+	pid = fork();
+	if (pid < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot fork: %s", strerror(-ret));
 		close(sv[0]);
 		close(sv[1]);
-		close(fd);
-		return;
+		return ret;
 	}
-	if (!a->child) {
+	snprintf(peer, sizeof(peer), "%s", p->peer);
+	a->child = pid;
+	if (!pid) {
 		a->status_fd = sv[0];
 		snprintf(a->peer, sizeof(a->peer), "%s", peer);
 		pend_drop_all(a, fd);
 		/* blocking again, as a session's stream always was: it keeps deadlines of its own */
 		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
 		*code = -1 - session(a, fd, sv[1], &h);
-		return;
+		return 0;
 	}
+	pend_free(a, p, true);
 	close(sv[1]);
-	close(fd);
 	a->status_fd = sv[0];
 	a->busy = true;
 	a->ending = false;
@@ -250,6 +265,7 @@ static void start_session(struct agent *a, int fd, const char *peer, const struc
 	a->since = time(NULL);
 	snprintf(a->peer, sizeof(a->peer), "%s", peer);
 	lr_msg(a->test, sizeof(a->test), "a session with %s, not yet prepared", peer);
+	return 0;
 }
 
 /* The session's status lines: the last one says what it runs; the pipe's end, that it is over. */
@@ -352,11 +368,32 @@ static bool may_log(struct agent *a)
 }
 
 /*
- * The table full: the connection to close for a new address's first, one of the address that
- * holds the most (silent ones first, then the oldest); NULL when each holds one and all spoke.
+ * Whether @p sent nothing yet: none read and, asked only once it matters, none waiting. A
+ * controller's hello may have come since the loop last read, with a burst of a flood's connections.
  */
-static struct pending *victim(struct agent *a)
+static bool silent(struct pending *p)
 {
+	int n = 0;
+
+	if (!p->spoke && !ioctl(p->fd, FIONREAD, &n) && n > 0) {
+		p->spoke = true;
+		p->active_ms = lr_now_ms();
+	}
+	return !p->spoke;
+}
+
+/*
+ * The connection a newcomer takes the place of: with @src, one of that address's own (the
+ * newcomer over its share), else one of the address that holds the most. Then idle ones first
+ * (nothing for IDLE_MS), silent ones first among those; then a new one yet to speak; last one
+ * that is getting on with its handshake, as a controller does. The oldest first within each, so
+ * that a table full of lone talkers still lets a newcomer in. Never an authenticated one, which
+ * only waits for its session, nor one accepted in this burst, not read yet (its hello may be on
+ * its way): NULL when there is no other.
+ */
+static struct pending *pick(struct agent *a, const unsigned char *src)
+{
+	int64_t now = lr_now_ms();
 	struct pending *best = NULL;
 	unsigned int i, best_n = 0;
 
@@ -364,42 +401,55 @@ static struct pending *victim(struct agent *a)
 		struct pending *p = &a->pend[i];
 		unsigned int n;
 
-		if (p->fd < 0 || lr_ctl_handshake_done(&p->hs))
-			continue;	/* authenticated: its session is only waiting */
-		n = from_source(a, p->src) * 2 + !p->connected;
-		if (n > best_n || (n == best_n && p->since_ms < best->since_ms)) {
+		if (p->fd < 0 || lr_ctl_handshake_done(&p->hs) || p->seq >= a->burst_seq ||
+		    (src && memcmp(p->src, src, 17)))
+			continue;
+		n = (src ? 0 : from_source(a, p->src) * 4) + (now - p->active_ms >= IDLE_MS) * 2 + !p->spoke + 1;
+		if (n > best_n || (n == best_n && p->seq < best->seq)) {
 			best = p;
 			best_n = n;
 		}
 	}
-	/* n is 2 for a lone address's connection that spoke: never closed for another's */
-	return best_n > 2 ? best : NULL;
+	return best;
+}
+
+static struct pending *victim(struct agent *a, const unsigned char *src)
+{
+	struct pending *v;
+
+	/* each round that finds its choice spoke after all marks it so: at most PENDING_FULL rounds */
+	do
+		v = pick(a, src);
+	while (v && !v->spoke && !silent(v));
+	return v;
 }
 
 /* A new connection in, or dropped by the cap (counted, not logged). */
 static void admit(struct agent *a, int fd, const struct sockaddr_storage *ss)
 {
 	unsigned char src[17];
-	struct pending *p = NULL;
+	struct pending *p = NULL, *v;
 	unsigned int i, mine;
+	bool over;
 
 	source_of(ss, src);
 	mine = from_source(a, src);
-	if (mine >= PENDING_PER_SOURCE)
-		goto drop;
-	if (a->npend >= PENDING_START && mine) {
+	over = mine >= PENDING_PER_SOURCE;
+	if (!over && a->npend >= PENDING_START && mine) {
 		uint32_t chance = a->npend >= PENDING_FULL ? 100 :
 				  PENDING_RATE + (100 - PENDING_RATE) * (a->npend - PENDING_START) /
 				  (PENDING_FULL - PENDING_START);
 
-		if (randombytes_uniform(100) < chance)
-			goto drop;
+		over = randombytes_uniform(100) < chance;
 	}
-	if (a->npend >= PENDING_FULL) {
-		struct pending *v = victim(a);
-
+	if (over || a->npend >= PENDING_FULL) {
+		/* over its share: its own address gives up one; else the table is full */
+		v = victim(a, over ? src : NULL);
 		if (!v)
 			goto drop;
+		if (v->logged)
+			lr_ctl_log("%s: closed before its handshake ended, for a newer connection (%d at once, %d per "
+				   "address)", v->peer, PENDING_FULL, PENDING_PER_SOURCE);
 		pend_free(a, v, true);
 		a->m.refused_full++;
 		a->sum_full++;
@@ -407,7 +457,8 @@ static void admit(struct agent *a, int fd, const struct sockaddr_storage *ss)
 	for (i = 0; i < PENDING_FULL && !p; i++)
 		if (a->pend[i].fd < 0)
 			p = &a->pend[i];
-	*p = (struct pending){ .fd = fd, .since_ms = lr_now_ms() };
+	*p = (struct pending){ .fd = fd, .since_ms = lr_now_ms(), .seq = a->seq++ };
+	p->active_ms = p->since_ms;
 	memcpy(p->src, src, sizeof(p->src));
 	lr_ctl_sockaddr_name((const struct sockaddr *)ss, p->peer, sizeof(p->peer));
 	p->deadline_ms = p->since_ms + FIRST_BYTE_MS;
@@ -424,14 +475,24 @@ static void accept_some(struct agent *a)
 {
 	unsigned int i;
 
+	a->burst_seq = a->seq;
 	for (i = 0; i < ACCEPT_BURST; i++) {
 		struct sockaddr_storage ss;
 		socklen_t len = sizeof(ss);
 		int fd = accept4(a->lfd, (struct sockaddr *)&ss, &len, SOCK_CLOEXEC | SOCK_NONBLOCK);
 
+		if (fd < 0 && (errno == EINTR || errno == EAGAIN || errno == ECONNABORTED))
+			return;
 		if (fd < 0) {
-			if (errno != EINTR && errno != EAGAIN && errno != ECONNABORTED)
-				lr_ctl_log("accept: %s", strerror(errno));
+			/*
+			 * EMFILE, ENFILE, ENOBUFS: the connection stays queued and the listener
+			 * readable, so polled at once the loop would spin on it until fds are freed
+			 */
+			if (!a->accept_said)
+				lr_ctl_log("accept: %s: new connections wait in the queue (said once per %d s)",
+					   strerror(errno), SUMMARY_MS / 1000);
+			a->accept_said = true;
+			a->accept_at = lr_now_ms() + ACCEPT_PAUSE_MS;
 			return;
 		}
 		admit(a, fd, &ss);
@@ -526,16 +587,20 @@ static void pend_flush(struct agent *a, struct pending *p, int *code)
 	}
 	free(p->out);
 	p->out = NULL;
+	p->active_ms = lr_now_ms();	/* the peer's turn */
 	if (p->after == AFTER_CLOSE) {
 		pend_free(a, p, true);
 	} else if (p->after == AFTER_SESSION) {
-		struct lr_ctl_handshake hs = p->hs;
-		char peer[sizeof(p->peer)];
-		int fd = p->fd;
+		char err[256];
 
-		snprintf(peer, sizeof(peer), "%s", p->peer);
-		pend_free(a, p, false);
-		start_session(a, fd, peer, &hs, code);
+		if (start_session(a, p, code, err, sizeof(err))) {
+			/* it heard "ok" (or, with no token, hello): an error, not a stream closed unsaid */
+			lr_ctl_log("%s: refused: %s", p->peer, err);
+			a->m.refused_error++;
+			a->claimed = NULL;
+			p->deadline_ms = lr_now_ms() + REPLY_MS;
+			pend_reply(a, p, lr_msg_error(LR_EXIT_RUNTIME, "the agent %s", err), AFTER_CLOSE, code);
+		}
 	}
 }
 
@@ -548,6 +613,8 @@ static void pend_read(struct agent *a, struct pending *p, int *code)
 	int ret;
 
 	ret = lr_msg_read(&p->rd, p->fd, PRE_AUTH_MAX, &m, err, sizeof(err));
+	p->spoke = p->spoke || ret || p->rd.got;
+	p->active_ms = lr_now_ms();
 	if (!ret) {
 		if (p->rd.got)
 			p->deadline_ms = p->since_ms + HANDSHAKE_MS;
@@ -640,6 +707,7 @@ static void pend_summary(struct agent *a)
 	a->sum_at = now;
 	a->sum_full = a->sum_timeout = a->sum_unlogged = 0;
 	a->log_left = LOG_BUDGET;
+	a->accept_said = false;
 }
 
 /* The pending connections to poll into @p (their slots into @slot), @timeout_ms lowered to the nearest deadline. */
@@ -794,7 +862,12 @@ int lr_agent_serve(const struct lr_agent_opts *o, const struct lr_ctl_addr *addr
 									{ .fd = a.status_fd, .events = POLLIN } };
 		struct pending *slot[PENDING_FULL];
 		int timeout = POLL_MS, n = 2, nx = 0, np;
+		int64_t now = lr_now_ms();
 
+		if (now < a.accept_at) {
+			p[0].fd = -1;	/* poll() skips it */
+			timeout = (int)(a.accept_at - now);
+		}
 		if (a.ex)
 			nx = lr_exporter_fds(a.ex, p + 2, &timeout);
 		np = pend_fds(&a, p + 2 + nx, slot, &timeout);

@@ -6,6 +6,8 @@ controller's hello timed. Standard library only; every wait bounded.
                                (bound to it), none sending a byte; one the agent closes (or never
                                lets connect) is opened again 200 ms later. Ends after SECONDS or on
                                SIGTERM, then writes "opened N closed_by_agent M open K" to STATS
+  talk HOST PORT N SECONDS STATS SRC...  as hold, but each connection sends a hello at once, takes
+                               the reply and then says nothing more (a handshake never finished)
   hello HOST PORT              connects, sends a hello and waits up to 3 s for the reply: prints
                                the milliseconds from the connect's start to the reply whole, and
                                the reply's type ("none" when nothing came)
@@ -22,7 +24,13 @@ import time
 REOPEN_S = 0.2
 
 
-def hold(host, port, per_src, seconds, stats, srcs):
+def hello_frame():
+    msg = json.dumps({'type': 'hello', 'v': 6, 'version': {'release': 'probe', 'revision': 'probe'},
+                      'nonce': os.urandom(32).hex()}).encode()
+    return struct.pack('>I', len(msg)) + msg
+
+
+def hold(host, port, per_src, seconds, stats, srcs, talk=False):
     sel = selectors.DefaultSelector()
     slots = [(src, i) for src in srcs for i in range(per_src)]
     socks = {}  # slot -> socket
@@ -50,18 +58,32 @@ def hold(host, port, per_src, seconds, stats, srcs):
                 due[slot] = now + REOPEN_S
                 continue
             socks[slot] = s
-            sel.register(s, selectors.EVENT_READ, slot)
+            # a talker's hello goes once the connect is through
+            sel.register(s, selectors.EVENT_WRITE if talk else selectors.EVENT_READ, slot)
             opened += 1
-        for key, _ in sel.select(timeout=0.05):
+        for key, events in sel.select(timeout=0.05):
             slot = key.data
-            s = socks.pop(slot)
-            sel.unregister(s)
-            try:
-                data = s.recv(64)
-            except OSError:
-                data = b''
+            s = socks[slot]
+            data = b''
+            if events & selectors.EVENT_WRITE:
+                try:
+                    if not s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR):
+                        s.send(hello_frame())
+                        sel.modify(s, selectors.EVENT_READ, slot)
+                        continue
+                except OSError:
+                    pass
+            else:
+                try:
+                    data = s.recv(4096)
+                except OSError:
+                    pass
+            if data and talk:
+                continue  # the hello reply: a talker stays, silent from now on
             # an idle connection is only ever closed (or reset) by the agent, never answered
             closed += not data
+            del socks[slot]
+            sel.unregister(s)
             s.close()
             due[slot] = time.monotonic() + REOPEN_S
     with open(stats, 'w') as f:
@@ -88,8 +110,6 @@ def recv_exact(s, n, end):
 
 
 def hello(host, port):
-    msg = json.dumps({'type': 'hello', 'v': 6, 'version': {'release': 'probe', 'revision': 'probe'},
-                      'nonce': os.urandom(32).hex()}).encode()
     t0 = time.monotonic()
     end = t0 + 3
     kind = 'none'
@@ -99,7 +119,7 @@ def hello(host, port):
         print('%d none' % ((time.monotonic() - t0) * 1000))
         return
     try:
-        s.sendall(struct.pack('>I', len(msg)) + msg)
+        s.sendall(hello_frame())
         hdr = recv_exact(s, 4, end)
         if hdr:
             body = recv_exact(s, struct.unpack('>I', hdr)[0], end)
@@ -113,8 +133,9 @@ def hello(host, port):
 
 def main():
     cmd = sys.argv[1]
-    if cmd == 'hold':
-        hold(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5]), sys.argv[6], sys.argv[7:])
+    if cmd in ('hold', 'talk'):
+        hold(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5]), sys.argv[6], sys.argv[7:],
+             cmd == 'talk')
     elif cmd == 'hello':
         hello(sys.argv[2], int(sys.argv[3]))
     else:
