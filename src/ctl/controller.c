@@ -237,7 +237,7 @@ static int roles_get(struct json_object *v, void *base, const char *path, char *
 	return 0;
 }
 
-/* "host" is read by lr_host_get() first; here it only has to be there. */
+/* "host" is read by lr_host_get() (from hello, or with a token from auth's "ok"); here it only has to be there. */
 static int host_seen(struct json_object *v, void *base, const char *path, char *err, size_t errlen)
 {
 	(void)v;
@@ -327,10 +327,24 @@ static int authenticate(struct lr_ctl *c, const struct hello_reply *h, const cha
 		return ret;
 	}
 	if (!ret)
-		ret = expect(c, m, "auth", "ok", NULL, err, errlen);
+		ret = expect(c, m, "auth", "ok", &m, err, errlen);
 	pthread_mutex_unlock(&c->lock);
 	if (ret > 0)
 		prefix(err, errlen, c->name);
+	if (ret)
+		return ret;
+	/* the host's facts, which an agent with a token gives only to whoever proved to hold it */
+	ret = lr_host_get(m, &c->host, err, errlen);
+	if (!ret) {
+		struct json_object *v;
+
+		if (json_object_object_get_ex(m, "host", &v))
+			c->host_json = json_object_get(v);
+	} else {
+		prefix(err, errlen, "ok");
+		ret = -EBADMSG;
+	}
+	json_object_put(m);
 	return ret;
 }
 
@@ -365,14 +379,15 @@ int lr_ctl_hello(struct lr_ctl *c, const struct lr_auth_key *key, char *err, siz
 	pthread_mutex_unlock(&c->lock);
 	if (ret)
 		return ret;
-	ret = lr_host_get(m, &c->host, err, errlen);
-	if (!ret)
-		ret = reply_get(c, m, hello_fields, &h, err, errlen);
+	ret = reply_get(c, m, hello_fields, &h, err, errlen);
+	/* without a token, the facts come with hello; with one, hello's "host" is null (see authenticate) */
+	if (!ret && !h.auth)
+		ret = lr_host_get(m, &c->host, err, errlen);
 	if (!ret && h.auth && (!lr_auth_hex_ok(h.nonce) || !lr_auth_hex_ok(h.proof))) {
 		snprintf(err, errlen, "hello: the agent's nonce or proof is not %d hex digits", LR_AUTH_HEX);
 		ret = -EBADMSG;
 	}
-	if (!ret && json_object_object_get_ex(m, "host", &v))
+	if (!ret && !h.auth && json_object_object_get_ex(m, "host", &v))
 		c->host_json = json_object_get(v);
 	json_object_put(m);
 	return ret ? (ret > 0 ? ret : -EBADMSG) : authenticate(c, &h, nonce, key, err, errlen);

@@ -64,8 +64,12 @@ static struct json_object *on_hello(struct lr_ctl_handshake *hs, struct json_obj
 		return lr_msg_error(LR_EXIT_USAGE, "hello was said already");
 	if (lr_ctl_hello_parse(req, &h, err, sizeof(err)))
 		return lr_msg_error(LR_EXIT_USAGE, "%s", err);
-	host = host_facts();
-	if (!host)
+	/*
+	 * The host's facts (its name, kernel, interfaces and addresses) are for a controller that
+	 * proved it holds the token: with one, they come with auth's "ok", and hello says null.
+	 */
+	host = hs->key ? NULL : host_facts();
+	if (!hs->key && !host)
 		return lr_msg_error(LR_EXIT_RUNTIME, "cannot read this host's facts (boot id, interfaces)");
 	hs->hello = true;
 	hs->authed = !hs->key;
@@ -84,7 +88,10 @@ static struct json_object *on_hello(struct lr_ctl_handshake *hs, struct json_obj
 		json_object_array_add(roles, json_object_new_string("tx"));
 	json_object_array_add(roles, json_object_new_string("reflect"));
 	json_object_object_add(m, "roles", roles);
-	lr_host_put(m, host);
+	if (host)
+		lr_host_put(m, host);
+	else
+		json_object_object_add(m, "host", NULL);
 	json_object_object_add(m, "auth", json_object_new_string(hs->key ? LR_AUTH_MODE : "none"));
 	json_object_object_add(m, "nonce", json_object_new_string(hs->nonce_e));
 	json_object_object_add(m, "proof", json_object_new_string(proof));
@@ -94,6 +101,8 @@ static struct json_object *on_hello(struct lr_ctl_handshake *hs, struct json_obj
 static struct json_object *on_auth(struct lr_ctl_handshake *hs, struct json_object *req, const char *peer, bool *quit)
 {
 	char err[256], proof[LR_AUTH_HEX + 1];
+	const struct lr_host *host;
+	struct json_object *m;
 
 	if (!hs->key)
 		return lr_msg_error(LR_EXIT_USAGE, "this endpoint asks for no token");
@@ -109,10 +118,15 @@ static struct json_object *on_auth(struct lr_ctl_handshake *hs, struct json_obje
 		hlog(peer, "%s: authentication failed: wrong proof (another token?); closed", peer);
 		return lr_msg_error(LR_EXIT_USAGE, "authentication failed: the proof does not match this agent's token");
 	}
+	host = host_facts();
+	if (!host)
+		return lr_msg_error(LR_EXIT_RUNTIME, "cannot read this host's facts (boot id, interfaces)");
 	*quit = false;
 	hs->authed = true;
 	hlog(peer, "%s: authenticated", peer);
-	return lr_msg_new("ok");
+	m = lr_msg_new("ok");
+	lr_host_put(m, host);
+	return m;
 }
 
 struct json_object *lr_ctl_handshake_on(struct lr_ctl_handshake *h, struct json_object *req, const char *peer,

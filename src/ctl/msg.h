@@ -10,7 +10,7 @@
 #include <json-c/json.h>
 #include "util/jfield.h"
 
-#define LR_MSG_VERSION	6	/* "v": bumped when a message changes incompatibly */
+#define LR_MSG_VERSION	7	/* "v": bumped when a message changes incompatibly */
 #define LR_MSG_MAX	(1U << 20)	/* the largest message either side accepts */
 #define LR_MSG_DEPTH	16	/* JSON nesting accepted: results nest three deep */
 

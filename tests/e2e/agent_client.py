@@ -2,12 +2,12 @@
 # SPDX-License-Identifier: MIT
 """A raw client of the agent protocol (docs/protocol.md), for requests linerate itself never sends.
 
-agent_client.py HOST PORT [--token FILE|-] REQUEST...
+agent_client.py HOST PORT [--token FILE|-] [--hello] REQUEST...
 
 Connects, sends hello (and auth with --token, - for stdin: the proofs computed here, BLAKE2b-256 key and
 HMAC-SHA-512-256, with hashlib), then each REQUEST (a JSON object; a prepare_rx gets the keys it
 lacks from a receiver's defaults), then quit. Prints every reply after hello as one JSON line on
-stdout. Exit 0 when the exchange went through (whatever the replies said), 1 otherwise.
+stdout (with --hello, the hello reply too, first). Exit 0 when the exchange went through (whatever the replies said), 1 otherwise.
 A second, independent reading of the framing and the auth.
 """
 import hashlib
@@ -18,7 +18,7 @@ import socket
 import struct
 import sys
 
-VERSION = 6
+VERSION = 7
 LIMIT = 1 << 20
 RX_DEFAULTS = {
     "interface": "", "netns": "", "engine": "auto", "xdp_mode": "auto", "workers": 1,
@@ -62,6 +62,9 @@ def main(argv):
             with open(args[3], "rb") as f:
                 token = f.read().rstrip(b" \t\r\n")
         del args[2:4]
+    show_hello = len(args) >= 3 and args[2] == "--hello"
+    if show_hello:
+        del args[2]
     if len(args) < 2:
         sys.stderr.write(__doc__)
         return 2
@@ -70,8 +73,9 @@ def main(argv):
     nonce_c = os.urandom(32).hex()
     hello = call(sock, {"type": "hello", "version": {"release": "agent_client", "revision": "0"},
                         "nonce": nonce_c})
+    if hello.get("type") != "hello" or show_hello:
+        print(json.dumps(hello), flush=True)
     if hello.get("type") != "hello":
-        print(json.dumps(hello))
         return 1
     if hello.get("auth") != "none":
         if token is None:

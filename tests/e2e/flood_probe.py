@@ -25,7 +25,7 @@ REOPEN_S = 0.2
 
 
 def hello_frame():
-    msg = json.dumps({'type': 'hello', 'v': 6, 'version': {'release': 'probe', 'revision': 'probe'},
+    msg = json.dumps({'type': 'hello', 'v': 7, 'version': {'release': 'probe', 'revision': 'probe'},
                       'nonce': os.urandom(32).hex()}).encode()
     return struct.pack('>I', len(msg)) + msg
 

@@ -60,18 +60,18 @@ def call(agent, msg):
 
 
 def agent_now(agent):
-    rep = call(agent, {"type": "clock", "v": 6, "t1": 1})
+    rep = call(agent, {"type": "clock", "v": 7, "t1": 1})
     if rep.get("type") != "clock":
         raise ValueError("clock: got %r" % rep)
     return rep["t3"]
 
 
 def start_at(agent, report):
-    ahead = call(agent, {"type": "start", "v": 6, "at_ns": agent_now(agent) + 5_000_000_000})
+    ahead = call(agent, {"type": "start", "v": 7, "at_ns": agent_now(agent) + 5_000_000_000})
     report["far"] = {"type": ahead.get("type"), "code": ahead.get("code"), "message": ahead.get("message")}
     asked = agent_now(agent) + 300_000_000
     t0 = time.monotonic_ns()
-    rep = call(agent, {"type": "start", "v": 6, "at_ns": asked})
+    rep = call(agent, {"type": "start", "v": 7, "at_ns": asked})
     report["elapsed_ns"] = time.monotonic_ns() - t0
     report["asked_ns"] = asked
     report["reply"] = rep

@@ -17,6 +17,8 @@
 #                                  link.pcap -> the victim
 #
 # Checks:
+#   - with a token, hello's reply holds no host facts (host null); auth's ok holds them (the boot
+#     id, the served namespace's interfaces)
 #   - the issue's reproduction, an agent --listen 127.0.0.1:PORT without --capture-dir, a client
 #     (nobody, holding the token) sending hello, prepare_rx with pcap = the victim's absolute
 #     path, then quit; and the same with a relative path, '..' names, a new file outside: each
@@ -142,6 +144,15 @@ LONG=$(printf 'a%.0s' {1..129})
 
 lr_log "== the reproduction: an agent on loopback without --capture-dir"
 agent bare 7601 --token-file "$TOKEN"
+
+# the host's facts (its name, kernel, interfaces, addresses) only for whoever proved to hold the token
+ask 7601 "$LR_TMP/hello.out" --hello
+lr_check "hello: the exchange went through" "$RC" == 0
+lr_check "hello before auth: host is null" "$(sed -n 1p "$LR_TMP/hello.out" | jq -c '.host')" == null
+lr_check "auth's ok: the host's boot id" "$(sed -n 2p "$LR_TMP/hello.out" | jq -r '.type + " " + .host.boot_id')" == \
+	"ok $(cat /proc/sys/kernel/random/boot_id)"
+lr_check "auth's ok: the namespace's interfaces (a0 among them)" \
+	"$(sed -n 2p "$LR_TMP/hello.out" | jq '[.host.interfaces[].name] | index("a0") != null')" == true
 for p in "$HOST/etc/victim.conf" ../../etc/victim.conf victim.conf "$HOST/etc/new.conf" ../../etc/new.conf new.pcap; do
 	refused_rx "no --capture-dir, pcap = $p" 7601 pcap "$p" "start it with --capture-dir DIR"
 done

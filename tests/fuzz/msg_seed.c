@@ -255,7 +255,8 @@ static void fake_host(struct lr_host *h)
 /*
  * The agent's answer to a controller's hello, made by the handshake the agent runs (its version,
  * roles, auth, nonce and proof), with a token or without, so a change to that reply reaches the
- * seeds; its host facts then replaced by fixed ones (the same keys), not this build host's.
+ * seeds; its host facts (without a token: with one they are null) then replaced by fixed ones
+ * (the same keys), not this build host's.
  */
 static struct json_object *hello_reply(bool token)
 {
@@ -271,6 +272,44 @@ static struct json_object *hello_reply(bool token)
 	m = lr_ctl_handshake_on(&h, req, NULL, &quit);
 	json_object_put(req);
 	if (quit || strcmp(lr_msg_type(m), "hello")) {
+		json_object_put(m);
+		return NULL;
+	}
+	/* with a token, hello's "host" is null (the facts come with auth's "ok"): kept so */
+	if (!token) {
+		fake_host(&host);
+		lr_host_put(m, &host);
+	}
+	return m;
+}
+
+/*
+ * With a token, the agent's "ok" to a controller's right proof: the host's facts come there (hello
+ * says null), made by the handshake itself, then replaced by fixed ones as in hello_reply.
+ */
+static struct json_object *auth_ok_reply(void)
+{
+	static const char secret[] = "the seed generator's token";
+	struct json_object *req = lr_ctl_hello_msg(NONCE_C), *m;
+	char proof[LR_AUTH_HEX + 1];
+	struct lr_ctl_handshake h;
+	struct lr_auth_key key;
+	bool quit = false;
+
+	if (lr_auth_init() || lr_auth_key(secret, sizeof(secret) - 1, &key))
+		return NULL;
+	lr_ctl_handshake_init(&h, &key, true);
+	m = lr_ctl_handshake_on(&h, req, NULL, &quit);
+	json_object_put(req);
+	json_object_put(m);
+	if (quit)
+		return NULL;
+	lr_auth_proof(&key, "controller", h.nonce_e, NONCE_C, proof);
+	req = lr_msg_new("auth");
+	json_object_object_add(req, "proof", json_object_new_string(proof));
+	m = lr_ctl_handshake_on(&h, req, NULL, &quit);
+	json_object_put(req);
+	if (quit || strcmp(lr_msg_type(m), "ok")) {
 		json_object_put(m);
 		return NULL;
 	}
@@ -405,9 +444,10 @@ int main(int argc, char **argv)
 	add(&s, lr_msg_new("quit"), NULL);
 	ret |= emit(dir, &s);
 
-	/* the agent's side: hello's reply (host facts), then the receiver's result */
+	/* the agent's side: hello's reply, auth's "ok" (host facts), then the receiver's result */
 	s = (struct seed){ .name = "session_agent" };
-	add(&s, hello_reply(true), host_ok);
+	add(&s, hello_reply(true), NULL);
+	add(&s, auth_ok_reply(), host_ok);
 	add(&s, result_msg(true, true), result_ok);
 	ret |= emit(dir, &s);
 

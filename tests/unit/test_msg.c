@@ -87,7 +87,7 @@ static void test_round_trip(void **state)
 /* Every split point of a message, header and body alike: one message comes out whole. */
 static void test_split_anywhere(void **state)
 {
-	const char *body = "{\"type\":\"reset\",\"v\":6,\"x\":\"\\u00e9t\\u00e9\"}";
+	const char *body = "{\"type\":\"reset\",\"v\":7,\"x\":\"\\u00e9t\\u00e9\"}";
 	char buf[128];
 	size_t len = frame(buf, (uint32_t)strlen(body), body, strlen(body)), at;
 
@@ -132,7 +132,7 @@ static int recv_bytes(const char *bytes, size_t len, bool keep_open, size_t max,
 /* A good message in @buf: its length. */
 static size_t quit_frame(char *buf)
 {
-	static const char body[] = "{\"type\":\"quit\",\"v\":6}";
+	static const char body[] = "{\"type\":\"quit\",\"v\":7}";
 
 	return frame(buf, (uint32_t)strlen(body), body, strlen(body));
 }
@@ -253,26 +253,26 @@ static void test_garbage(void **state)
 	assert_non_null(strstr(err, "empty"));
 	assert_int_equal(recv_body(BODY("hello")), -EBADMSG);
 	assert_non_null(strstr(err, "not JSON"));
-	assert_int_equal(recv_body(BODY("{\"type\":\"quit\",\"v\":6")), -EBADMSG);
+	assert_int_equal(recv_body(BODY("{\"type\":\"quit\",\"v\":7")), -EBADMSG);
 	assert_non_null(strstr(err, "ends early"));
-	assert_int_equal(recv_body(BODY("{\"type\":\"quit\",\"v\":6}{}")), -EBADMSG);
-	assert_int_equal(recv_body(BODY("{\"type\":\"quit\",\"v\":6}\0")), -EBADMSG);
-	assert_int_equal(recv_body(BODY("{\"type\":\"qu\0it\",\"v\":6}")), -EBADMSG);
+	assert_int_equal(recv_body(BODY("{\"type\":\"quit\",\"v\":7}{}")), -EBADMSG);
+	assert_int_equal(recv_body(BODY("{\"type\":\"quit\",\"v\":7}\0")), -EBADMSG);
+	assert_int_equal(recv_body(BODY("{\"type\":\"qu\0it\",\"v\":7}")), -EBADMSG);
 	assert_int_equal(recv_body(BODY("{'type':'quit','v':1}")), -EBADMSG);
 	assert_int_equal(recv_body(BODY("[\"quit\",1]")), -EBADMSG);
 	assert_non_null(strstr(err, "not an object"));
-	assert_int_equal(recv_body(BODY("{\"v\":6}")), -EBADMSG);
-	assert_int_equal(recv_body(BODY("{\"type\":\"\",\"v\":6}")), -EBADMSG);
-	assert_int_equal(recv_body(BODY("{\"type\":3,\"v\":6}")), -EBADMSG);
+	assert_int_equal(recv_body(BODY("{\"v\":7}")), -EBADMSG);
+	assert_int_equal(recv_body(BODY("{\"type\":\"\",\"v\":7}")), -EBADMSG);
+	assert_int_equal(recv_body(BODY("{\"type\":3,\"v\":7}")), -EBADMSG);
 	assert_int_equal(recv_body(BODY("{\"type\":\"quit\"}")), -EBADMSG);
 	assert_int_equal(recv_body(BODY("{\"type\":\"quit\",\"v\":\"1\"}")), -EBADMSG);
 	assert_int_equal(recv_body(BODY("[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]")),
 			 -EBADMSG);
 	/* a type is a word: what messages quote of it stays on one line */
-	assert_int_equal(recv_body(BODY("{\"type\":\"qu\\nit\",\"v\":6}")), -EBADMSG);
+	assert_int_equal(recv_body(BODY("{\"type\":\"qu\\nit\",\"v\":7}")), -EBADMSG);
 	assert_non_null(strstr(err, "not a word"));
-	assert_int_equal(recv_body(BODY("{\"type\":\"Quit\",\"v\":6}")), -EBADMSG);
-	assert_int_equal(recv_body(BODY("{\"type\":\"abcdefghijklmnopqrstuvwxyzabcdefg\",\"v\":6}")), -EBADMSG);
+	assert_int_equal(recv_body(BODY("{\"type\":\"Quit\",\"v\":7}")), -EBADMSG);
+	assert_int_equal(recv_body(BODY("{\"type\":\"abcdefghijklmnopqrstuvwxyzabcdefg\",\"v\":7}")), -EBADMSG);
 	assert_int_equal(recv_body(BODY("{\"type\":\"quit\",\"v\":3}")), -EPROTONOSUPPORT);
 	assert_non_null(strstr(err, "version 3"));
 }
