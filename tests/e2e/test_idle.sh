@@ -21,9 +21,9 @@
 #   - with the default, the receiver waited at least 60 s (it did not give up early)
 #   - no XDP program on any interface a receiver of the block used, before the lab goes down
 # Then a sender killed mid-test (frames came, no marker ever will), recv --once --idle-timeout 2s
-# --json: exit 1 within 1.5..8 s of the kill; the last line says "after the last one"; the JSON has
+# --json: exit 1 within 1.5..15 s of the kill; the last line says "after the last one"; the JSON has
 # "stopped": "idle", an error saying the same, the frames that came; no XDP program on rcv0. And
-# the same sender's markers in time: "stopped": "markers", error null, exit 0.
+# the same sender's markers in time (--idle-timeout 10s): "stopped": "markers", error null, exit 0.
 set -euo pipefail
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -113,14 +113,14 @@ for name in "${NAMES[@]}"; do
 done
 
 # mid_test NAME KILL IDLE: a sender of 10000 frames at 5 kpps (2 s) and recv --once --idle-timeout IDLE; with
-# KILL the sender is killed after 0.8 s, so the markers never come.
+# KILL the sender is killed once frames arrive, so the markers never come.
 lr_pair_topology
 mid_test()
 {
 	local name=$1 kill=$2 idle=$3 j=$LR_TMP/$1.json pid spid t0 rc ms
 
 	if [[ -n $kill ]]; then
-		lr_log "== $name: recv --once --idle-timeout $idle, the sender killed after 0.8 s"
+		lr_log "== $name: recv --once --idle-timeout $idle, the sender killed once frames arrive"
 	else
 		lr_log "== $name: recv --once --idle-timeout $idle, the sender runs to its end"
 	fi
@@ -133,7 +133,13 @@ mid_test()
 		--rate 5k -q
 	spid=$LR_LAST_PID
 	if [[ -n $kill ]]; then
-		sleep 0.8
+		# frames arriving (rcv0's own counter), however long a busy machine took to start the sender
+		local deadline=$(($(lr_now_ns) + 20000000000))
+		until (($(ip -n "$RCV" -j -s link show rcv0 | jq '.[0].stats64.rx.packets') > 0)); do
+			(($(lr_now_ns) < deadline)) || break
+			sleep 0.05
+		done
+		sleep 0.3
 		exec 3>&2 2>/dev/null
 		kill -KILL "$spid"
 		lr_wait_pid "$spid" 10 || true
@@ -151,13 +157,13 @@ mid_test()
 	if [[ -n $kill ]]; then
 		lr_check "$name: recv exit code" "$rc" == 1
 		lr_check "$name: ms from the kill to the exit" "$ms" ">=" 1500
-		lr_check "$name: ms from the kill to the exit" "$ms" "<" 8000
+		lr_check "$name: ms from the kill to the exit (2 s, and room for a busy machine)" "$ms" "<" 15000
 		lr_check_cmd "$name: the last stderr line says why it stopped" \
 			grep -q '^linerate recv: no test frame or end-of-test marker for 2.0 s after the last one' \
 			<(tail -n 1 "$LR_TMP/recv.$name.err")
 		lr_check "$name: JSON stopped" "$(lr_jget "$j" .stopped)" == idle
 		lr_check_cmd "$name: JSON error says the same" grep -q 'after the last one' <(jq -r .error "$j")
-		lr_check "$name: JSON counts what came before (0.8 s at 5 kpps)" "$(lr_jget "$j" .rx.packets)" ">" 2000
+		lr_check "$name: JSON counts what came before (some frames; no rate assumed)" "$(lr_jget "$j" .rx.packets)" ">" 0
 	else
 		lr_check "$name: recv exit code" "$rc" == 0
 		lr_check "$name: JSON stopped" "$(lr_jget "$j" .stopped)" == markers
@@ -167,5 +173,6 @@ mid_test()
 	fi
 }
 mid_test killed 1 2s
-mid_test complete "" 2s
+# (the limit holds before the first frame too: 10 s, for a sender a busy machine starts slowly)
+mid_test complete "" 10s
 lr_finish
