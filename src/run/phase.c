@@ -520,10 +520,14 @@ static void progress(const struct lr_run *r, const struct lr_step *s, const char
 	else
 		snprintf(sz, sizeof(sz), "%u B", s->size);
 	/* across clocks, latency is judged once the clocks are compared again after the last step */
-	if (r->clock.state == LR_RUN_CLOCK_SAME)
-		snprintf(p99, sizeof(p99), "%.1f us", s->rx.lat_p99 / 1e3);
-	else
+	if (r->clock.state == LR_RUN_CLOCK_NONE)
+		snprintf(p99, sizeof(p99), "n/a (no clock estimate)");
+	else if (r->clock.state != LR_RUN_CLOCK_SAME)
 		snprintf(p99, sizeof(p99), "n/a until the clocks are compared after the last step");
+	else if (!s->rx.lat_count)
+		snprintf(p99, sizeof(p99), "n/a (no latency sample)");
+	else
+		snprintf(p99, sizeof(p99), "%.1f us", s->rx.lat_p99 / 1e3);
 	if (s->rtt_on) {
 		fprintf(stderr, "linerate run: %s %s at %s: tx %s pps, back %s pps, lost %lld there and %lld back "
 			"(%.3f%%), rtt p50 %.1f us p99 %.1f us%s; limit: %s\n",
