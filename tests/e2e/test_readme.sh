@@ -43,7 +43,9 @@
 #     receiver's 50000 received and 50000 announced by the markers of every flow (1, then 4)
 #   - round-trip: send --rtt says 50000 sent, forward and return 50000 with 0 lost, an RTT p50 > 0;
 #     the reflector (--once) reflected 50000 frames and 5 markers
-#   - config: the sweep's 6 steps in $out/result.json, every one passed with 0 lost
+#   - config: the sweep's 6 steps in $out/result.json, every one passed (or failed only as
+#     sender-limited) with 0 lost; in any block, a run's exit code 3 counts as 0 when only
+#     sender-limited steps failed (a busy machine's sender), and the test takes its lab down
 #   - capture: $out/sent.pcap holds 1000 frames (the sender says so, tcpdump prints 3 of them as the
 #     probe's 18-byte UDP payload); both receivers count 1000 frames, markers of 1/1 flows
 #   - kubernetes.md's token recipe leaves the token mode 0600 in the git-ignored overlay
@@ -273,6 +275,20 @@ out_file()
 	fi
 }
 
+# sender_limited_only ID: the run documents block ID wrote (JSON with steps[], in the directory
+# it made with mktemp -d) exist, and every step that failed failed only as sender-limited.
+sender_limited_only()
+{
+	local f docs=0
+
+	while IFS= read -r -d '' f; do
+		jq -e '.command == "run"' "$f" >/dev/null 2>&1 || continue
+		docs=$((docs + 1))
+		[[ $(jq '[.steps[] | select((.pass or .sender_limited) | not)] | length' "$f") == 0 ]] || return 1
+	done < <(find "$LR_TMP/tmp-$1" -name '*.json' -print0)
+	((docs > 0))
+}
+
 expect_config()
 {
 	local j
@@ -281,7 +297,8 @@ expect_config()
 	lr_check_cmd "config: result.json in the directory mktemp made" test -s "$j"
 	lr_jvalid "$j"
 	lr_check "config: steps in result.json" "$(lr_jget "$j" '.steps | length')" == 6
-	lr_check "config: steps that passed" "$(lr_jget "$j" '[.steps[] | select(.pass == true)] | length')" == 6
+	lr_check "config: steps that passed (or fell short only as sender-limited)" \
+		"$(lr_jget "$j" '[.steps[] | select(.pass or .sender_limited)] | length')" == 6
 	lr_check "config: frames lost over all steps" "$(lr_jget "$j" '[.steps[].rx.lost] | add')" == 0
 	has "$1" '^linerate run: step 6 ' 1
 }
@@ -345,6 +362,14 @@ for id in "${IDS[@]}"; do
 	fi
 	run_block "$id"
 	RAN=$((RAN + 1))
+	# a block's linerate run exits 3 when a busy machine's sender fell short of a step's offered
+	# rate (sender-limited, the default verdict, which test_configs tests): the commands worked,
+	# and bash -e stopped the block before any lab down of its own, which this does instead
+	if ((RC == 3)) && sender_limited_only "$id"; then
+		lr_log "$label: exit code 3: only sender-limited steps failed here (a busy machine)"
+		"$LR_LAB" down all >/dev/null || lr_fail "$label: scripts/lab down all" "failed"
+		RC=0
+	fi
 	if [[ $kind == lab ]]; then
 		"$LR_LAB" down "${ARGS[$id]%% *}" >/dev/null || lr_fail "$label: scripts/lab down" "failed"
 	fi
