@@ -114,10 +114,13 @@ lr_check "packet: captured frames stamped iff seq % 4 == 0" "$verdict" == ok
 capture_counts packet "$frames" "$stamped" 4
 
 lr_log "== run, [tx] latency_every = 16"
+# sender_limited = pass: a busy machine's sender may fall short of the paced rate; the verdict is
+# tested in test_throughput and test_configs, not here
 cat >"$LR_TMP/every.ini" <<INI
 [test]
 duration = 1s
 warmup = 200ms
+sender_limited = pass
 [tx]
 interface = snd0
 netns = /run/netns/$SND

@@ -55,13 +55,15 @@ lr_wait_for_file "$LR_TMP/relay.ready" 10 "$LR_LAST_PID" || {
 }
 
 # cfg NAME [TEST KEYS...]: a sweep of 2 steps at 5 kpps, the receiver on the agent through the relay.
+# sender_limited = pass: a busy machine's sender may fall short of the paced rate; the verdict is
+# tested in test_throughput and test_configs, not here
 cfg()
 {
 	local name=$1
 
 	shift
 	{
-		printf '[test]\nname = %s\nduration = 500ms\nrepeat = 2\ncost = no\n' "$name"
+		printf '[test]\nname = %s\nduration = 500ms\nrepeat = 2\ncost = no\nsender_limited = pass\n' "$name"
 		printf '%s\n' "$@"
 		printf '[tx]\ninterface = snd0\ndst_ip = 198.18.0.2\nrate = 5k\n'
 		printf '[rx]\nagent = 127.0.0.1:17446\ntoken_file = %s\ninterface = rcv0\n' "$TOKEN"
