@@ -26,6 +26,8 @@ int main(int argc, char **argv)
 	const struct lr_cli *const *c;
 	char name[128];
 
+	/* the core only logs through a sink: the commands' is stderr */
+	lr_log_set_sink(lr_log_stderr, NULL);
 	if (argc < 2) {
 		usage(stderr);
 		return LR_EXIT_USAGE;

@@ -12,6 +12,8 @@
 volatile sig_atomic_t lr_stop;
 
 static int log_level = LR_LOG_WARN;
+static lr_log_sink_fn log_sink;
+static void *log_sink_arg;
 
 void lr_log_set_level(int level)
 {
@@ -23,14 +25,44 @@ int lr_log_level(void)
 	return log_level;
 }
 
+void lr_log_set_sink(lr_log_sink_fn fn, void *arg)
+{
+	log_sink = fn;
+	log_sink_arg = arg;
+}
+
+void lr_log_stderr(int level, const char *text, void *arg)
+{
+	(void)level;
+	(void)arg;
+	fputs(text, stderr);
+}
+
+static void log_v(int level, const char *fmt, va_list ap)
+{
+	char buf[1024], *text = buf;
+	va_list aq;
+	int n;
+
+	va_copy(aq, ap);
+	n = vsnprintf(buf, sizeof(buf), fmt, aq);
+	va_end(aq);
+	/* a long line (a verifier log) is written whole */
+	if (n >= (int)sizeof(buf) && vasprintf(&text, fmt, ap) < 0)
+		text = buf;
+	log_sink(level, text, log_sink_arg);
+	if (text != buf)
+		free(text);
+}
+
 void lr_log(int level, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (level > log_level)
+	if (level > log_level || !log_sink)
 		return;
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	log_v(level, fmt, ap);
 	va_end(ap);
 }
 
@@ -112,18 +144,20 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 {
 	int want = level == LIBBPF_WARN ? LR_LOG_INFO : LR_LOG_DEBUG;
 
-	if (want > log_level)
+	if (want > log_level || !log_sink)
 		return 0;
-	return vfprintf(stderr, fmt, ap);
+	log_v(want, fmt, ap);
+	return 0;
 }
 
 static int libxdp_print(enum libxdp_print_level level, const char *fmt, va_list ap)
 {
 	int want = level == LIBXDP_WARN ? LR_LOG_INFO : LR_LOG_DEBUG;
 
-	if (want > log_level)
+	if (want > log_level || !log_sink)
 		return 0;
-	return vfprintf(stderr, fmt, ap);
+	log_v(want, fmt, ap);
+	return 0;
 }
 
 void lr_log_hook_libs(void)

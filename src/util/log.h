@@ -13,6 +13,14 @@ enum lr_log_level { LR_LOG_WARN = 0, LR_LOG_INFO = 1, LR_LOG_DEBUG = 2 };
 
 void lr_log_set_level(int level);
 int lr_log_level(void);
+/*
+ * Where messages at or below the level go: the core writes through this sink only, never to a
+ * stream of its own. No sink (the default): the core is silent. A command sets lr_log_stderr.
+ * A sink gets the text as formatted, newline included.
+ */
+typedef void (*lr_log_sink_fn)(int level, const char *text, void *arg);
+void lr_log_set_sink(lr_log_sink_fn fn, void *arg);
+void lr_log_stderr(int level, const char *text, void *arg);
 void lr_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* snprintf into a caller's message buffer, which may be NULL. */
 void lr_msg(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -27,7 +35,7 @@ void lr_err_line(const char *prefix, const char *msg);
 /* Prints "linerate CMD: message" on stderr (escaped) and returns @code (an exit code). */
 int lr_fail(int code, const char *cmd, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-/* Sends libbpf and libxdp messages one level quieter than ours. */
+/* Sends libbpf and libxdp messages to the sink, one level quieter than ours. */
 void lr_log_hook_libs(void);
 
 #define pr_warn(...) lr_log(LR_LOG_WARN, __VA_ARGS__)
