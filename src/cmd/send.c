@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <arpa/inet.h>
@@ -22,6 +23,8 @@
 #include "util/capture.h"
 #include "util/log.h"
 #include "util/outfile.h"
+#include "util/report.h"
+#include "util/result.h"
 
 #define NS 1000000000ULL
 #define RTT_WAIT_NS (2 * NS)	/* for the reflected markers, after the last one left */
@@ -233,17 +236,25 @@ static void on_signal(int sig)
 	lr_stop = 1;
 }
 
+/* The library's error, its settings named as options: the one line of a failed send. */
+static int tx_fail(const struct lr_err *e)
+{
+	char msg[LR_ERR_MAX + 256];
+
+	return lr_fail(e->code, "send", "%s", lr_err_render(e, lr_err_spell_cli, msg, sizeof(msg)));
+}
+
 static int send_loop(struct lr_tx *c, const struct lr_send_opts *o, struct lr_peer *peer)
 {
 	uint64_t prev[LR_MAX_WORKERS] = { 0 }, last, now;
 	struct sigaction sa = { .sa_handler = on_signal };
-	int ret;
+	struct lr_err e;
+	char line[1024];
 
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	ret = lr_tx_start(c);
-	if (ret)
-		return ret;
+	if (lr_tx_start(c, &e))
+		return tx_fail(&e);
 	lr_tx_ready(c, 2 * NS);
 	lr_tx_go(c, lr_now_ns());
 	last = lr_tx_start_ns(c);
@@ -258,8 +269,10 @@ static int send_loop(struct lr_tx *c, const struct lr_send_opts *o, struct lr_pe
 			lr_stop = 1;
 		now = lr_now_ns();
 		if (now - last >= NS) {
-			if (!o->quiet)
-				lr_tx_live_line(c, prev, now - last);
+			if (!o->quiet) {
+				lr_tx_live_line(c, prev, now - last, line, sizeof(line));
+				fprintf(stderr, "%s\n", line);
+			}
 			last = now;
 		}
 	}
@@ -338,6 +351,57 @@ static int prepare_peer(const struct lr_send_opts *o, struct lr_peer_gro *pg)
 	return 0;
 }
 
+/*
+ * The summary on stderr and, with --json, the document, with @rtt (--rtt; NULL: none), @peer (NULL:
+ * none; the caller keeps its reference) under "peer" (--peer) and @prep (--prepare-peer; NULL: not
+ * asked) under "prepare_peer"; the exit code. After the workers are joined.
+ */
+static int report(struct lr_tx *c, const struct lr_send_opts *o, struct json_object *peer,
+		  const struct lr_rtt_result *rtt, const struct lr_prep_result *prep)
+{
+	char err[256], error[LR_WHY_MAX + 32] = "", line[LR_WHY_MAX + 32];
+	struct lr_tx_result *r;
+	struct json_object *v;
+	unsigned int i, n;
+	double secs;
+	int code = LR_EXIT_OK;
+
+	lr_tx_workers(c, &n);
+	for (i = 0; i < n; i++) {
+		if (!lr_tx_worker_error(c, i, line, sizeof(line)))
+			continue;
+		lr_err_line("linerate send: ", line);
+		if (!error[0])
+			snprintf(error, sizeof(error), "%s", line);
+		code = LR_EXIT_RUNTIME;
+	}
+	/* the far end (send --peer) did not finish its test: the document's error says so too */
+	if (!error[0] && peer && json_object_object_get_ex(peer, "error", &v) &&
+	    json_object_is_type(v, json_type_string))
+		snprintf(error, sizeof(error), "%s", json_object_get_string(v));
+	r = malloc(sizeof(*r));
+	if (!r)
+		return lr_fail(LR_EXIT_RUNTIME, "send", "out of memory");
+	lr_tx_collect(c, r, &secs);
+	fputc('\n', stderr);
+	lr_tx_summary(stderr, c, r, secs, prep);
+	if (rtt)
+		lr_tx_rtt_summary(stderr, rtt, o->dst_port);
+	if (o->json[0]) {
+		struct json_object *root = lr_tx_doc(c, r, secs, error, rtt, prep);
+
+		if (peer)
+			json_object_object_add(root, "peer", json_object_get(peer));
+		if (lr_json_write(root, o->json, err, sizeof(err))) {
+			lr_err_line("linerate send: ", err);
+			code = LR_EXIT_RUNTIME;
+		}
+		json_object_put(root);
+	}
+	free(r);
+	return code;
+}
+
 /* The local send, with the agent's receiver around it when there is one. */
 static int send_here(const struct lr_send_opts *o, struct lr_peer *peer)
 {
@@ -349,6 +413,7 @@ static int send_here(const struct lr_send_opts *o, struct lr_peer *peer)
 	struct lr_rx rx = { 0 };
 	struct lr_rtt_result rtt;
 	bool have_rtt = false;
+	struct lr_err e;
 	char err[512];
 	int ret;
 
@@ -356,9 +421,16 @@ static int send_here(const struct lr_send_opts *o, struct lr_peer *peer)
 	if (o->pcap[0] && lr_pcap_open(o->pcap, o->pcap_max_bytes, 0, &pw, err, sizeof(err)))
 		return lr_fail(LR_EXIT_USAGE, "send", "--pcap: %s", err);
 	/* the interface, the size, the queues, the addresses: checked before anything is changed */
-	ret = lr_tx_prepare(o, 0, o->flows, &c);
-	if (ret)
+	ret = lr_tx_prepare(o, 0, o->flows, &c, &e);
+	if (ret) {
+		ret = tx_fail(&e);
 		goto fail;
+	}
+	if (lr_tx_notice(c)) {
+		char msg[LR_ERR_MAX];
+
+		lr_err_line("linerate send: ", lr_err_spell_text(lr_tx_notice(c), lr_err_spell_cli, msg, sizeof(msg)));
+	}
 	if (o->prepare_peer && (ret = prepare_peer(o, &pg)))
 		goto fail;
 	/* the agent's receiver, or with --rtt its reflector (then our own receiver counts what comes back) */
@@ -366,9 +438,13 @@ static int send_here(const struct lr_send_opts *o, struct lr_peer *peer)
 		goto fail;
 	if (o->rtt && (ret = rtt_begin(o, &ro, &rx)))
 		goto fail;
-	ret = lr_tx_engine_open(c);
-	if (ret)
+	ret = lr_tx_engine_open(c, &e);
+	if (ret) {
+		ret = tx_fail(&e);
 		goto fail;
+	}
+	if (!o->silent)
+		fprintf(stderr, "linerate send: %s\n", lr_tx_engine_line(c));
 	if (pw) {
 		ret = lr_sampler_open(pw, o->nworkers, lr_tx_snaplen(c), &smp);
 		if (ret) {
@@ -387,8 +463,8 @@ static int send_here(const struct lr_send_opts *o, struct lr_peer *peer)
 	/* the workers are done: the peer goes back before the report, which says how it went */
 	lr_peer_gro_release(&pg);
 	if (!ret)
-		ret = lr_tx_report(c, peer ? lr_peer_json(peer) : NULL, have_rtt ? &rtt : NULL,
-				   o->prepare_peer ? &pg.r : NULL);
+		ret = report(c, o, peer ? lr_peer_json(peer) : NULL, have_rtt ? &rtt : NULL,
+			     o->prepare_peer ? &pg.r : NULL);
 	if (smp) {
 		uint64_t dropped = lr_sampler_dropped(smp);
 

@@ -4,7 +4,7 @@
  * controller's requests, ended by quit, by the stream's end, by the dead-man timer or by a signal,
  * whichever comes first.
  */
-#define _GNU_SOURCE	/* memfd_create() */
+#define _GNU_SOURCE	/* open_memstream() */
 #include <errno.h>
 #include <math.h>
 #include <fnmatch.h>
@@ -102,85 +102,13 @@ void lr_ctl_log(const char *fmt, ...)
 			lr_ctl_log(__VA_ARGS__); \
 	} while (0)
 
-/*
- * What the sender's library prints (its start line, its refusals, its summary and, with json "-",
- * its document) is caught in memory files while it runs here: one printer, and its words reach the
- * controller. The fds are the process's; the caller is the only thread that prints meanwhile.
- */
-struct capture {
-	int fd[2];	/* memory files for stdout and stderr (-1: that one is not caught) */
-	int saved[2];
-};
-
-static void capture_begin(struct capture *c, bool out)
+/* The sender's error as the agent's reply says it: settings named by their prepare_tx keys. */
+static struct json_object *tx_error(const struct lr_err *le)
 {
-	int i;
+	char msg[LR_ERR_MAX + 256];
 
-	fflush(stdout);
-	fflush(stderr);
-	for (i = 0; i < 2; i++) {
-		c->fd[i] = c->saved[i] = -1;
-		if (i == 0 && !out)
-			continue;
-		c->fd[i] = memfd_create("linerate-capture", MFD_CLOEXEC);
-		if (c->fd[i] < 0)
-			continue;
-		c->saved[i] = dup(i + 1);
-		if (c->saved[i] < 0 || dup2(c->fd[i], i + 1) < 0) {
-			close(c->fd[i]);
-			c->fd[i] = -1;
-		}
-	}
-}
-
-/* The text written to fd @i + 1 (0: stdout, 1: stderr) since capture_begin(); the caller frees it. */
-static char *capture_text(struct capture *c, int i)
-{
-	off_t len;
-	char *text;
-	ssize_t n;
-
-	if (c->fd[i] < 0 || (len = lseek(c->fd[i], 0, SEEK_END)) < 0 || !(text = malloc((size_t)len + 1)))
-		return strdup("");
-	n = pread(c->fd[i], text, (size_t)len, 0);
-	text[n > 0 ? n : 0] = '\0';
-	return text;
-}
-
-/* Puts stdout and stderr back; the texts caught, when asked for (the caller frees them). */
-static void capture_end(struct capture *c, char **out, char **err)
-{
-	int i;
-
-	fflush(stdout);
-	fflush(stderr);
-	for (i = 0; i < 2; i++) {
-		if (c->saved[i] >= 0) {
-			dup2(c->saved[i], i + 1);
-			close(c->saved[i]);
-		}
-		if (i == 0 && out)
-			*out = capture_text(c, 0);
-		if (i == 1 && err)
-			*err = capture_text(c, 1);
-		if (c->fd[i] >= 0)
-			close(c->fd[i]);
-	}
-}
-
-/* The last line of @text that is not empty, without the library's "linerate send: " prefix. */
-static const char *last_line(char *text)
-{
-	static const char prefix[] = "linerate send: ";
-	char *end = text + strlen(text), *start;
-
-	while (end > text && end[-1] == '\n')
-		*--end = '\0';
-	start = strrchr(text, '\n');
-	start = start ? start + 1 : text;
-	if (!strncmp(start, prefix, sizeof(prefix) - 1))
-		start += sizeof(prefix) - 1;
-	return *start ? start : "the sender could not start (no reason given)";
+	lr_err_render(le, lr_ctl_spell_tx, msg, sizeof(msg));
+	return lr_msg_error(le->code, "%s", msg[0] ? msg : "the sender could not start (no reason given)");
 }
 
 /* The agent's rule for @ifname (here, in the namespace entered): NULL when it may be served. */
@@ -631,8 +559,8 @@ static void end_test(struct endpoint *e, const char *why);
 static struct json_object *on_prepare_tx(struct endpoint *e, struct json_object *req)
 {
 	struct json_object *m;
-	struct capture cap;
-	char err[512], address[LR_CTL_ADDR_TEXT], *text;
+	char err[512], address[LR_CTL_ADDR_TEXT];
+	struct lr_err le;
 	bool route;
 	int ret;
 
@@ -657,19 +585,11 @@ static struct json_object *on_prepare_tx(struct endpoint *e, struct json_object 
 	/* the policy said yes to this interface; the library's own check must not say no again */
 	e->to.allow_physical = true;
 	e->to.quiet = true;
-	e->to.silent = false;
 	e->to.verbose = lr_log_level();
-	snprintf(e->to.json, sizeof(e->to.json), "-");
 	/* the interface, the size, the queues, the addresses: bad input is refused before the peer is touched */
-	capture_begin(&cap, false);
-	ret = lr_tx_prepare(&e->to, 0, e->to.flows, &e->tx);
-	capture_end(&cap, NULL, &text);
-	if (ret) {
-		m = refused(e, lr_msg_error(ret, "%s", last_line(text)), ret);
-		free(text);
-		return m;
-	}
-	free(text);
+	ret = lr_tx_prepare(&e->to, 0, e->to.flows, &e->tx, &le);
+	if (ret)
+		return refused(e, tx_error(&le), ret);
 	/* before the sender's engine is chosen, and before it has a thread: the guardian is forked */
 	if (e->to.prepare_peer) {
 		char line[512];
@@ -683,17 +603,14 @@ static struct json_object *on_prepare_tx(struct endpoint *e, struct json_object 
 		lr_peer_gro_start_line(&e->pg.r, e->to.ifname, line, sizeof(line));
 		elog(e, "%s: %s", e->so->peer, line);
 	}
-	capture_begin(&cap, false);
-	ret = lr_tx_engine_open(e->tx);
-	capture_end(&cap, NULL, &text);
+	ret = lr_tx_engine_open(e->tx, &le);
 	if (ret) {
 		lr_peer_gro_release(&e->pg);
 		lr_tx_close(e->tx);
 		e->tx = NULL;
+		return refused(e, tx_error(&le), ret);
 	}
-	m = ret ? refused(e, lr_msg_error(ret, "%s", last_line(text)), ret) : ready(e, ROLE_TX, last_line(text), e->to.ifname);
-	free(text);
-	return m;
+	return ready(e, ROLE_TX, lr_tx_engine_line(e->tx), e->to.ifname);
 }
 
 /*
@@ -724,10 +641,9 @@ static void sleep_until(uint64_t at)
 static struct json_object *on_start(struct endpoint *e, struct json_object *req)
 {
 	uint64_t at = 0, go, now, late = 0;
-	struct json_object *m = NULL;
-	struct capture cap;
-	char *text, err[256];
-	int ret;
+	struct json_object *m;
+	struct lr_err le;
+	char err[256];
 
 	if (lr_ctl_start_parse(req, &at, err, sizeof(err)))
 		return lr_msg_error(LR_EXIT_USAGE, "%s", err);
@@ -745,14 +661,8 @@ static struct json_object *on_start(struct endpoint *e, struct json_object *req)
 				    (double)(at - now) / 1e9, (double)LR_CTL_START_AHEAD_NS / 1e9);
 	go = now;
 	if (e->role == ROLE_TX) {
-		capture_begin(&cap, false);
-		ret = lr_tx_start(e->tx);
-		capture_end(&cap, NULL, &text);
-		if (ret)
-			m = lr_msg_error(ret, "%s", last_line(text));
-		free(text);
-		if (m)
-			return m;
+		if (lr_tx_start(e->tx, &le))
+			return tx_error(&le);
 		lr_tx_ready(e->tx, READY_NS);
 		/* the stamping clock is CLOCK_MONOTONIC less this namespace's offset */
 		if (at)
@@ -776,30 +686,45 @@ static struct json_object *on_start(struct endpoint *e, struct json_object *req)
 /* The sender's end: its workers joined, its summary and document kept for wait and the log. */
 static void finish_tx(struct endpoint *e)
 {
-	struct capture cap;
-	char *out, *err, *s;
+	const struct lr_prep_result *prep;
+	char error[LR_WHY_MAX + 32] = "", line[LR_WHY_MAX + 32];
+	struct lr_tx_result r;
+	unsigned int i, n;
+	size_t len = 0;
+	double secs;
+	char *text = NULL;
+	FILE *f;
 
 	if (e->finished || !e->started)
 		return;
 	lr_tx_join(e->tx);
 	/* the test is over for the peer: put back before the report, which says how it went */
 	if (e->pg.pid) {
-		char line[512];
+		char pline[512];
 
 		lr_peer_gro_release(&e->pg);
-		lr_peer_gro_end_line(&e->pg.r, line, sizeof(line));
-		elog(e, "%s: --prepare-peer: %s", e->so->peer, line);
+		lr_peer_gro_end_line(&e->pg.r, pline, sizeof(pline));
+		elog(e, "%s: --prepare-peer: %s", e->so->peer, pline);
 	}
-	capture_begin(&cap, true);
-	lr_tx_report(e->tx, NULL, NULL, e->to.prepare_peer ? &e->pg.r : NULL);
-	capture_end(&cap, &out, &err);
-	e->tx_doc = json_tokener_parse(out);
-	free(out);
-	/* the summary begins with a blank line on a terminal; the controller places its own */
-	for (s = err; *s == '\n'; s++)
-		;
-	e->tx_summary = strdup(s);
-	free(err);
+	prep = e->to.prepare_peer ? &e->pg.r : NULL;
+	lr_tx_collect(e->tx, &r, &secs);
+	/* the lines `linerate send` would print: the workers' failures, then the summary */
+	f = open_memstream(&text, &len);
+	lr_tx_workers(e->tx, &n);
+	for (i = 0; i < n; i++) {
+		if (!lr_tx_worker_error(e->tx, i, line, sizeof(line)))
+			continue;
+		if (f)
+			fprintf(f, "linerate send: %s\n", line);
+		if (!error[0])
+			snprintf(error, sizeof(error), "%s", line);
+	}
+	if (f) {
+		lr_tx_summary(f, e->tx, &r, secs, prep);
+		fclose(f);
+	}
+	e->tx_summary = text ? text : strdup("");
+	e->tx_doc = lr_tx_doc(e->tx, &r, secs, error, NULL, prep);
 	e->finished = true;
 }
 

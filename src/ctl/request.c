@@ -74,6 +74,24 @@ static const struct optkey reflect_keys[] = {
 	{ NULL }
 };
 
+void lr_ctl_spell_tx(const char *key, char *out, size_t len)
+{
+	const struct optkey *k;
+	char name[64];
+	size_t n;
+
+	for (n = 0; key[n] && n + 1 < sizeof(name); n++)
+		name[n] = key[n] == '_' ? '-' : key[n];
+	name[n] = '\0';
+	/* the request's key of the option the core named: prepare_tx.duration_ns for {duration} */
+	for (k = tx_keys; k->key; k++)
+		if (lr_opts[k->id].name && !strcmp(lr_opts[k->id].name, name)) {
+			snprintf(out, len, "prepare_tx.%s", k->key);
+			return;
+		}
+	snprintf(out, len, "prepare_tx.%s", key);
+}
+
 /* The keys a prepare request has beside its options. */
 struct extras {
 	char address[LR_CTL_ADDR_TEXT];

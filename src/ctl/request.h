@@ -62,4 +62,7 @@ int lr_ctl_clock_parse(struct json_object *msg, uint64_t *t1, char *err, size_t 
 /* auth {proof}: LR_AUTH_HEX hex digits. */
 int lr_ctl_auth_parse(struct json_object *msg, char proof[LR_AUTH_HEX + 1], char *err, size_t errlen);
 
+/* A {key} of a sender's message (util/err.h) as the wire names it: prepare_tx.size. */
+void lr_ctl_spell_tx(const char *key, char *out, size_t len);
+
 #endif

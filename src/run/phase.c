@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <net/if.h>
+#include "cmd/opt.h"
 #include "run/run.h"
 #include "rx/rx.h"
 #include "tx/frame.h"
@@ -339,6 +340,19 @@ static int remote_phase(struct lr_run *r, unsigned int size, uint64_t pps, uint6
  * since the first phase opened it: a failure of the run, exit code 1, said as that, not as the
  * sender's "no IPv4 address" or "No such device", which reads as if the file were wrong.
  */
+/* A line of the sender's (its notice, its refusal) with the settings named as run-file keys. */
+static void tx_say(const char *text)
+{
+	char msg[LR_ERR_MAX + 256];
+
+	lr_err_line("linerate send: ", lr_err_spell_text(text, lr_opt_spell_ini, msg, sizeof(msg)));
+}
+
+static void tx_fail(const struct lr_err *e)
+{
+	tx_say(e->msg);
+}
+
 static bool tx_gone(const struct lr_run *r)
 {
 	return r->banner_done && !if_nametoindex(r->cfg->tx_ifname) && errno == ENODEV;
@@ -362,6 +376,7 @@ static int run_phase(struct lr_run *r, unsigned int size, uint64_t pps, uint64_t
 	struct lr_rx_result *scratch = NULL;
 	struct lr_send_opts *opts;
 	struct lr_dev_counters d0;
+	struct lr_err e;
 	struct lr_cpu_times c0, c1;
 	pid_t kpids[LR_MAX_CPUS];
 	uint64_t ks0[LR_MAX_CPUS], ks1[LR_MAX_CPUS];
@@ -394,13 +409,18 @@ static int run_phase(struct lr_run *r, unsigned int size, uint64_t pps, uint64_t
 	}
 	for (i = 0; i < cfg->nstreams; i++) {
 		lr_run_stream_opts(r, &cfg->streams[i], size, pps, window_ns, &opts[i]);
-		ret = lr_tx_open(&opts[i], base, r->flows_total, &tx[i]);
+		ret = lr_tx_open(&opts[i], base, r->flows_total, &tx[i], &e);
 		if (ret) {
+			tx_fail(&e);
 			/* gone between the check and the open: the sender said its part, this says why */
 			if (tx_gone(r))
 				ret = tx_gone_fail(r);
 			goto out;
 		}
+		if (lr_tx_notice(tx[i]))
+			tx_say(lr_tx_notice(tx[i]));
+		if (!opts[i].silent)
+			fprintf(stderr, "linerate send: %s\n", lr_tx_engine_line(tx[i]));
 		if (!r->banner_done)
 			keep_engine(r, tx[i]);
 		base += cfg->streams[i].flows;
@@ -414,8 +434,9 @@ static int run_phase(struct lr_run *r, unsigned int size, uint64_t pps, uint64_t
 				     cfg->tx_pcap_every ? 0 : LR_PCAP_DEFAULT_COUNT);
 		lr_tx_workers(tx[i], &nw);
 		base += nw;
-		ret = lr_tx_start(tx[i]);
+		ret = lr_tx_start(tx[i], &e);
 		if (ret) {
+			tx_fail(&e);
 			if (tx_gone(r))
 				ret = tx_gone_fail(r);
 			goto out;

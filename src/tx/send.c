@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* `linerate send`: checks the interface, builds the template, runs the workers, reports. */
+/* One stream's sender: checks the interface, builds the template, chooses the engine, runs the workers. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <sched.h>
@@ -17,6 +17,7 @@
 #include "tx/engine.h"
 #include "tx/rate.h"
 #include "tx/tx.h"
+#include "tx/tx_impl.h"
 #include "sys/bpfstats.h"
 #include "sys/cost.h"
 #include "sys/counters.h"
@@ -29,41 +30,6 @@
 #include "util/units.h"
 
 #define NS 1000000000ULL
-
-struct lr_tx {
-	const struct lr_send_opts *o;
-	struct lr_if ifc;
-	struct lr_tmpl tmpl;
-	const struct lr_engine_ops *ops;
-	struct lr_worker *ws;
-	unsigned int nopen;
-	volatile int go;
-	volatile uint64_t deadline_ns;
-	uint64_t start_ns;
-	uint64_t tx_dropped0;
-	bool have_dropped;
-	/* the device's drops when the data phase ended, before the markers (whose drops are not data) */
-	struct lr_data_end data_end;
-	uint64_t tx_dropped_data;
-	bool have_dropped_data;
-	uint64_t qdev0[LR_MAX_WORKERS];	/* the device's own per-queue TX counter at the start */
-	bool have_qdev;
-	struct lr_dev_counters dev0;	/* the device's counters at the start */
-	char mac_how[64];
-	unsigned int flow_base, flows_total;
-	unsigned int frame_bytes;	/* per frame incl. FCS, for bit rates (a replay's mean) */
-	uint32_t latency_every;	/* --latency-every, or its default for the rate */
-	struct lr_pcap_frames replay_frames;
-	struct lr_replay replay;
-	/* the readings the cost split needs around the workers' run (sys/cost.h) */
-	struct lr_cpu_times cpu0, cpu1;
-	pid_t ksoftirqd[LR_MAX_CPUS];
-	uint64_t ksirq0[LR_MAX_CPUS];	/* ksoftirqd/N's run time at the start, by CPU; 0: not read */
-	uint64_t prog_runs0[LR_MAX_WORKERS];	/* the live program's counted runs at the start */
-	bool have_cpu;
-	struct lr_tx_cpu cpu;
-};
-
 
 /*
  * A bridge port (the host side of a Docker container's veth) has no address
@@ -79,7 +45,7 @@ static int master_addr(const struct lr_tx *c, int family, struct in6_addr *out)
 	if (lr_if_link_get(&c->ifc, &l) || !l.master || !if_indextoname((unsigned int)l.master, name) ||
 	    lr_if_open(name, &m, err, sizeof(err)) || lr_if_addr(&m, family, out))
 		return -ENOENT;
-	pr_info("linerate send: %s has no %s address; source address from its master %s\n", c->ifc.name,
+	pr_info("linerate: %s has no %s address; source address from its master %s\n", c->ifc.name,
 		family == AF_INET6 ? "IPv6" : "IPv4", m.name);
 	return 0;
 }
@@ -89,7 +55,7 @@ static int master_addr(const struct lr_tx *c, int family, struct in6_addr *out)
  * cannot carry are skipped and said so; with --stamp, markers ride in a
  * copy of the first UDP frame to the test port that has room for a probe.
  */
-static int prepare_replay(struct lr_tx *c)
+static int prepare_replay(struct lr_tx *c, struct lr_err *e)
 {
 	const struct lr_send_opts *o = c->o;
 	/* AF_XDP frames hold 4 KiB; a jumbo replay is not supported yet */
@@ -103,10 +69,11 @@ static int prepare_replay(struct lr_tx *c)
 
 	ret = lr_pcap_read_frames(o->replay, max_len, fr, err, sizeof(err));
 	if (ret)
-		return lr_fail(LR_EXIT_USAGE, "send", "--replay: %s", err);
+		return lr_err_set(e, LR_EXIT_USAGE, "{replay}: %s", err);
 	if (fr->oversize)
-		fprintf(stderr, "linerate send: --replay: skipped %u frame%s longer than %s's MTU allows (%u bytes; the first is frame %u)\n",
-			fr->oversize, fr->oversize == 1 ? "" : "s", o->ifname, max_len, fr->first_oversize);
+		snprintf(c->notice, sizeof(c->notice),
+			 "{replay}: skipped %u frame%s longer than %s's MTU allows (%u bytes; the first is frame %u)",
+			 fr->oversize, fr->oversize == 1 ? "" : "s", o->ifname, max_len, fr->first_oversize);
 	c->replay.fr = fr;
 	c->replay.stamp = o->stamp;
 	c->replay.dport = o->dst_port;
@@ -120,7 +87,7 @@ static int prepare_replay(struct lr_tx *c)
 		}
 	}
 	if (o->stamp && c->replay.eot_frame == fr->n)
-		return lr_fail(LR_EXIT_USAGE, "send", "--stamp: %s has no UDP frame to port %u with room for the probe (%u bytes)",
+		return lr_err_set(e, LR_EXIT_USAGE, "{stamp}: %s has no UDP frame to port %u with room for the probe (%u bytes)",
 			       o->replay, o->dst_port, LR_PROBE_LEN);
 	c->frame_bytes = (unsigned int)(bytes / fr->n);
 	/* the slots and UMEM frames start out as the first frame; every send copies its own */
@@ -132,7 +99,7 @@ static int prepare_replay(struct lr_tx *c)
 }
 
 /* Interface checks, addresses and the template; every failure here is the user's to fix (exit 2). */
-static int prepare(struct lr_tx *c)
+static int prepare(struct lr_tx *c, struct lr_err *e)
 {
 	const struct lr_send_opts *o = c->o;
 	struct lr_frame_spec spec = { 0 };
@@ -142,21 +109,21 @@ static int prepare(struct lr_tx *c)
 
 	ret = lr_if_open(o->ifname, &c->ifc, err, sizeof(err));
 	if (ret)
-		return lr_fail(LR_EXIT_USAGE, "send", "%s", err);
+		return lr_err_set(e, LR_EXIT_USAGE, "%s", err);
 	if (c->ifc.physical && !o->allow_physical)
-		return lr_fail(LR_EXIT_USAGE, "send", "%s is a physical NIC; linerate floods it at line rate: add --allow-physical if you mean it",
+		return lr_err_set(e, LR_EXIT_USAGE, "%s is a physical NIC; linerate floods it at line rate: add {allow_physical} if you mean it",
 			    o->ifname);
 	if (o->size - LR_ETH_HLEN - LR_FCS_LEN > c->ifc.mtu)
-		return lr_fail(LR_EXIT_USAGE, "send", "--size %u is larger than %s's MTU %u allows (at most %u with FCS)", o->size,
+		return lr_err_set(e, LR_EXIT_USAGE, "{size} %u is larger than %s's MTU %u allows (at most %u with FCS)", o->size,
 			    o->ifname, c->ifc.mtu, c->ifc.mtu + LR_ETH_HLEN + LR_FCS_LEN);
 	for (i = 0; i < o->nworkers; i++)
 		if (o->queues[i] >= c->ifc.tx_queues)
-			return lr_fail(LR_EXIT_USAGE, "send", "--queues: queue %u is beyond %s's %u TX queue%s", o->queues[i], o->ifname,
+			return lr_err_set(e, LR_EXIT_USAGE, "{queues}: queue %u is beyond %s's %u TX queue%s", o->queues[i], o->ifname,
 				    c->ifc.tx_queues, c->ifc.tx_queues == 1 ? "" : "s");
 
 	c->frame_bytes = o->size;
 	if (o->replay[0])
-		return prepare_replay(c);
+		return prepare_replay(c, e);
 
 	spec.family = o->family;
 	spec.size = o->size;
@@ -166,7 +133,7 @@ static int prepare(struct lr_tx *c)
 	if (o->have_src_ip) {
 		spec.src_ip = o->src_ip;
 	} else if (lr_if_addr(&c->ifc, o->family, &spec.src_ip) && master_addr(c, o->family, &spec.src_ip)) {
-		return lr_fail(LR_EXIT_USAGE, "send", "%s has no %s address: give --src-ip", o->ifname,
+		return lr_err_set(e, LR_EXIT_USAGE, "%s has no %s address: give {src_ip}", o->ifname,
 			    o->family == AF_INET6 ? "IPv6" : "IPv4");
 	}
 	memcpy(spec.src_mac, o->have_src_mac ? o->src_mac : c->ifc.mac, 6);
@@ -176,11 +143,11 @@ static int prepare(struct lr_tx *c)
 	} else if (lr_if_dst_mac(&c->ifc, o->family, &o->dst_ip, spec.dst_mac, c->mac_how, sizeof(c->mac_how),
 				 err, sizeof(err))) {
 		/* the message names the address, the interface and the next hop, and why resolution failed */
-		return lr_fail(LR_EXIT_USAGE, "send", "%s", err);
+		return lr_err_set(e, LR_EXIT_USAGE, "%s", err);
 	}
 	ret = lr_frame_build(&spec, &c->tmpl);
 	if (ret)
-		return lr_fail(LR_EXIT_USAGE, "send", "cannot build a %u-byte frame: %s", o->size, strerror(-ret));
+		return lr_err_set(e, LR_EXIT_USAGE, "cannot build a %u-byte frame: %s", o->size, strerror(-ret));
 	/*
 	 * A run id in every marker, so a receiver sees two senders on one flow;
 	 * in round trips in every frame too, so a reflector that stays up
@@ -287,7 +254,7 @@ int lr_tx_check_cpus(const struct lr_send_opts *o, char *err, size_t errlen)
 	return 0;
 }
 
-static int open_engine(struct lr_tx *c)
+static int open_engine(struct lr_tx *c, struct lr_err *e)
 {
 	static const struct lr_cand all[] = {
 		{ "live", try_engine, &lr_engine_live },
@@ -301,6 +268,7 @@ static int open_engine(struct lr_tx *c)
 	struct lr_choice ch;
 	char why[LR_CHOICE_WHY_MAX(3)];
 	unsigned int i, n = 3;
+	size_t off;
 	int ret;
 
 	if (o->engine == LR_ENGINE_LIVE)
@@ -321,10 +289,10 @@ static int open_engine(struct lr_tx *c)
 	c->latency_every = o->replay_timing && !o->latency_every ? 1 : lr_latency_every(o->latency_every, pps);
 	c->ws = calloc(o->nworkers, sizeof(*c->ws));
 	if (!c->ws)
-		return lr_fail(LR_EXIT_RUNTIME, "send", "out of memory");
+		return lr_err_set(e, LR_EXIT_RUNTIME, "out of memory");
 	ret = lr_workers_plan(c->ws, o->nworkers, o->flows, o->count, c->flow_base, c->flows_total);
 	if (ret)
-		return lr_fail(LR_EXIT_RUNTIME, "send", "cannot plan workers: %s", strerror(-ret));
+		return lr_err_set(e, LR_EXIT_RUNTIME, "cannot plan workers: %s", strerror(-ret));
 	for (i = 0; i < o->nworkers; i++) {
 		struct lr_worker *w = &c->ws[i];
 
@@ -358,19 +326,21 @@ static int open_engine(struct lr_tx *c)
 
 		if (n > 1) {
 			lr_choice_why(&ch, why, sizeof(why));
-			return lr_fail(ret == -ENOMEM ? LR_EXIT_RUNTIME : LR_EXIT_USAGE, "send", "no engine can send on %s%s",
-				       o->ifname, why);
+			return lr_err_set(e, ret == -ENOMEM ? LR_EXIT_RUNTIME : LR_EXIT_USAGE, "no engine can send on %s%s",
+					  o->ifname, why);
 		}
-		return lr_fail(ret == -ENOMEM ? LR_EXIT_RUNTIME : LR_EXIT_USAGE, "send", "%s", last);
+		return lr_err_set(e, ret == -ENOMEM ? LR_EXIT_RUNTIME : LR_EXIT_USAGE, "%s", last);
 	}
-	if (o->silent)
-		return 0;
+	/* the choice in words, for the caller to print: the engine, its mode, the queues and CPUs, and why */
 	lr_choice_why(&ch, why, sizeof(why));
-	fprintf(stderr, "linerate send: engine %s, %s mode on %s queue%s", c->ops->name, c->ws[0].mode, o->ifname,
-		o->nworkers > 1 ? "s" : "");
-	for (i = 0; i < o->nworkers; i++)
-		fprintf(stderr, "%s%u (cpu %u)", i ? ", " : " ", c->ws[i].queue, c->ws[i].cpu);
-	fprintf(stderr, "%s%s%s\n", c->ws[0].note[0] ? ": " : "", c->ws[0].note, why);
+	off = (size_t)snprintf(c->engine_line, sizeof(c->engine_line), "engine %s, %s mode on %s queue%s",
+			       c->ops->name, c->ws[0].mode, o->ifname, o->nworkers > 1 ? "s" : "");
+	for (i = 0; i < o->nworkers && off < sizeof(c->engine_line); i++)
+		off += (size_t)snprintf(c->engine_line + off, sizeof(c->engine_line) - off, "%s%u (cpu %u)",
+					i ? ", " : " ", c->ws[i].queue, c->ws[i].cpu);
+	if (off < sizeof(c->engine_line))
+		snprintf(c->engine_line + off, sizeof(c->engine_line) - off, "%s%s%s", c->ws[0].note[0] ? ": " : "",
+			 c->ws[0].note, why);
 	return 0;
 }
 
@@ -398,10 +368,10 @@ uint64_t lr_tx_worker_done(const struct lr_worker *w)
 	return done < q ? done : q;
 }
 
-void lr_tx_live_line(struct lr_tx *c, uint64_t *prev, uint64_t dt_ns)
+void lr_tx_live_line(struct lr_tx *c, uint64_t *prev, uint64_t dt_ns, char *line, size_t len)
 {
 	const struct lr_send_opts *o = c->o;
-	char b1[32], line[1024];
+	char b1[32];
 	uint64_t tot = 0, dtot = 0;
 	unsigned int i;
 	size_t off;
@@ -413,20 +383,19 @@ void lr_tx_live_line(struct lr_tx *c, uint64_t *prev, uint64_t dt_ns)
 		dtot += v - prev[i];
 		tot += v;
 	}
-	off = (size_t)snprintf(line, sizeof(line), "tx %s pps  %.3f Gbit/s L2  %.3f Gbit/s L1  total %llu",
+	off = (size_t)snprintf(line, len, "tx %s pps  %.3f Gbit/s L2  %.3f Gbit/s L1  total %llu",
 			       lr_fmt_si((double)dtot / s, b1, sizeof(b1)), dtot * c->frame_bytes * 8.0 / s / 1e9,
 			       dtot * (c->frame_bytes + 20) * 8.0 / s / 1e9, (unsigned long long)tot);
 	if (o->nworkers > 1) {
-		for (i = 0; i < o->nworkers && off < sizeof(line) - 64; i++) {
+		for (i = 0; i < o->nworkers && off + 64 < len; i++) {
 			uint64_t v = lr_tx_worker_done(&c->ws[i]);
 
-			off += (size_t)snprintf(line + off, sizeof(line) - off, "%s q%u %s", i ? "," : "  |",
+			off += (size_t)snprintf(line + off, len - off, "%s q%u %s", i ? "," : "  |",
 						c->ws[i].queue, lr_fmt_si((double)(v - prev[i]) / s, b1, sizeof(b1)));
 		}
 	}
 	for (i = 0; i < o->nworkers; i++)
 		prev[i] = lr_tx_worker_done(&c->ws[i]);
-	fprintf(stderr, "%s\n", line);
 }
 
 /*
@@ -462,7 +431,7 @@ static void snap_data_end(void *arg)
 	c->have_dropped_data = c->have_dropped && !dev_drops(c, &c->tx_dropped_data);
 }
 
-int lr_tx_start(struct lr_tx *c)
+int lr_tx_start(struct lr_tx *c, struct lr_err *e)
 {
 	const struct lr_send_opts *o = c->o;
 	unsigned int i;
@@ -482,7 +451,7 @@ int lr_tx_start(struct lr_tx *c)
 				pthread_join(c->ws[i - 1].thread, NULL);
 			for (i = 0; i < o->nworkers; i++)
 				c->ws[i].started = false;
-			return lr_fail(LR_EXIT_RUNTIME, "send", "cannot start worker thread: %s", strerror(ret));
+			return lr_err_set(e, LR_EXIT_RUNTIME, "cannot start worker thread: %s", strerror(ret));
 		}
 		c->ws[i].started = true;
 	}
@@ -692,149 +661,20 @@ void lr_tx_collect(struct lr_tx *c, struct lr_tx_result *r, double *secs)
 	r->cpu = c->cpu;
 }
 
-static void print_summary(const struct lr_tx *c, const struct lr_tx_result *r, double secs,
-			  const struct lr_prep_result *prep)
-{
-	const struct lr_send_opts *o = c->o;
-	char b1[32], line[512];
-	unsigned int i;
-
-	fprintf(stderr, "\nlinerate send: %s (%s) on %s, %u worker%s, %u-byte frames%s, %u flow%s, dst MAC from %s\n",
-		c->ops->name, lr_tx_mode(c), o->ifname, o->nworkers, o->nworkers == 1 ? "" : "s", c->frame_bytes,
-		o->replay[0] ? " (mean of the capture)" : "",
-		o->flows, o->flows == 1 ? "" : "s", c->mac_how);
-	fprintf(stderr, "  sent      %llu frame%s in %.3f s, accepted by the device\n", (unsigned long long)r->packets,
-		lr_s(r->packets), secs);
-	/* where the engine resends what the device pushed back (AF_PACKET), tx_dropped counts attempts, not losses */
-	fprintf(stderr, "  ring      %llu queued, %llu completed, %llu %s, %llu in flight at end\n",
-		(unsigned long long)r->queued, (unsigned long long)r->completed, (unsigned long long)r->device_dropped,
-		c->ops->drops_completed ? "dropped by the device" : "pushed back by the device and resent",
-		(unsigned long long)(r->queued - r->completed));
-	fprintf(stderr, "  rate      %s pps, %.3f Gbit/s L2, %.3f Gbit/s L1\n", lr_fmt_si(r->pps, b1, sizeof(b1)),
-		r->pps * c->frame_bytes * 8 / 1e9, r->pps * (c->frame_bytes + 20) * 8 / 1e9);
-	/* a replay without --stamp writes no probe of its own */
-	if (o->replay[0] && !o->stamp)
-		fprintf(stderr, "  latency   no timestamps: the capture's frames go out as they are\n");
-	else if (r->latency_every == 1)
-		fprintf(stderr, "  latency   a timestamp in every data frame\n");
-	else
-		fprintf(stderr, "  latency   a timestamp in one data frame in %llu of each flow (--latency-every)\n",
-			(unsigned long long)r->latency_every);
-	for (i = 0; i < r->nqueues && r->nqueues > 1; i++) {
-		const struct lr_tx_queue_result *q = &r->queues[i];
-
-		fprintf(stderr, "  queue %-3u cpu %-3u %llu frame%s, %s pps", q->queue, q->cpu,
-			(unsigned long long)q->packets, lr_s(q->packets), lr_fmt_si(q->pps, b1, sizeof(b1)));
-		if (q->have_device_packets)
-			fprintf(stderr, "; the device counted %llu on this queue", (unsigned long long)q->device_packets);
-		fputc('\n', stderr);
-	}
-	/* the path measured: with GRO switched on at the peer, NAPI and GRO there instead of the backlog */
-	if (prep) {
-		lr_peer_gro_end_line(prep, line, sizeof(line));
-		fprintf(stderr, "  prepare   %s\n", line);
-	}
-}
-
-/* send --rtt: the round trip and each direction, after the sender's own lines. */
-static void print_rtt(const struct lr_rtt_result *t, unsigned int port)
-{
-	const struct lr_rtt_dir *f = &t->fwd, *b = &t->ret;
-
-	if (t->count)
-		fprintf(stderr, "  rtt       min %llu  p50 %llu  p90 %llu  p99 %llu  p99.9 %llu  max %llu ns (%llu sample%s)\n",
-			(unsigned long long)t->min, (unsigned long long)t->p50, (unsigned long long)t->p90,
-			(unsigned long long)t->p99, (unsigned long long)t->p999, (unsigned long long)t->max,
-			(unsigned long long)t->count, lr_s(t->count));
-	else
-		fprintf(stderr, "  rtt       no stamped frame came back\n");
-	fprintf(stderr, "  forward   sent %llu  reflected %llu  lost %lld  reordered %llu  duplicates %llu\n",
-		(unsigned long long)f->sent, (unsigned long long)f->received, (long long)f->lost,
-		(unsigned long long)f->late, (unsigned long long)f->dups);
-	fprintf(stderr, "  return    sent %llu  received %llu  lost %lld  reordered %llu  duplicates %llu\n",
-		(unsigned long long)b->sent, (unsigned long long)b->received, (long long)b->lost,
-		(unsigned long long)b->late, (unsigned long long)b->dups);
-	if (!b->received && !t->flows_eot)
-		fprintf(stderr, "  nothing came back: is linerate reflect running on the far end, on UDP port %u, and does "
-			"its interface route back to this one?\n", port);
-	else if (!t->settled)
-		fprintf(stderr, "  markers   %u of %u %s reflected markers came back: the split between the two "
-			"directions is an estimate (open gaps on the way back)\n", t->flows_eot, t->flows,
-			t->flows == 1 ? "flow's" : "flows'");
-}
-
-int lr_tx_report(struct lr_tx *c, struct json_object *peer, const struct lr_rtt_result *rtt,
-		 const struct lr_prep_result *prep)
-{
-	static const struct lr_prep_result not_asked = { .asked = false };
-	const struct lr_send_opts *o = c->o;
-	struct lr_tx_result *r;
-	struct json_object *root, *v;
-	char err[256], error[LR_WHY_MAX + 32] = "";
-	double secs;
-	unsigned int i;
-	int code = LR_EXIT_OK;
-
-	for (i = 0; i < o->nworkers; i++) {
-		const struct lr_worker *w = &c->ws[i];
-
-		if (w->err) {
-			fprintf(stderr, "linerate send: worker %u: %s\n", w->index,
-				w->errmsg[0] ? w->errmsg : strerror(-w->err));
-			if (!error[0])
-				snprintf(error, sizeof(error), "worker %u: %s", w->index,
-					 w->errmsg[0] ? w->errmsg : strerror(-w->err));
-			code = LR_EXIT_RUNTIME;
-		}
-	}
-	/* the far end (send --peer) did not finish its test: the document's error says so too */
-	if (!error[0] && peer && json_object_object_get_ex(peer, "error", &v) &&
-	    json_object_is_type(v, json_type_string))
-		snprintf(error, sizeof(error), "%s", json_object_get_string(v));
-	r = malloc(sizeof(*r));
-	if (!r)
-		return lr_fail(LR_EXIT_RUNTIME, "send", "out of memory");
-	lr_tx_collect(c, r, &secs);
-	print_summary(c, r, secs, prep);
-	if (rtt)
-		print_rtt(rtt, o->dst_port);
-	if (o->json[0]) {
-		root = lr_json_doc("send");
-		json_object_object_add(root, "engine", json_object_new_string(c->ops->name));
-		json_object_object_add(root, "mode", json_object_new_string(lr_tx_mode(c)));
-		json_object_object_add(root, "interface", json_object_new_string(o->ifname));
-		json_object_object_add(root, "duration_s", json_object_new_double(secs));
-		json_object_object_add(root, "frame_size", json_object_new_int((int)c->frame_bytes));
-		json_object_object_add(root, "flows", json_object_new_int((int)o->flows));
-		json_object_object_add(root, "error", error[0] ? json_object_new_string(error) : NULL);
-		lr_tx_result_put(root, r);
-		if (rtt)
-			lr_rtt_result_put(root, rtt);
-		lr_prep_result_put(root, prep ? prep : &not_asked);
-		if (peer)
-			json_object_object_add(root, "peer", json_object_get(peer));
-		if (lr_json_write(root, o->json, err, sizeof(err))) {
-			fprintf(stderr, "linerate send: %s\n", err);
-			code = LR_EXIT_RUNTIME;
-		}
-		json_object_put(root);
-	}
-	free(r);
-	return code;
-}
-
-int lr_tx_prepare(const struct lr_send_opts *o, unsigned int flow_base, unsigned int flows_total, struct lr_tx **out)
+int lr_tx_prepare(const struct lr_send_opts *o, unsigned int flow_base, unsigned int flows_total, struct lr_tx **out,
+		  struct lr_err *err)
 {
 	struct lr_tx *c;
 	int ret;
 
+	lr_err_clear(err);
 	c = calloc(1, sizeof(*c));
 	if (!c)
-		return lr_fail(LR_EXIT_RUNTIME, "send", "out of memory");
+		return lr_err_set(err, LR_EXIT_RUNTIME, "out of memory");
 	c->o = o;
 	c->flow_base = flow_base;
 	c->flows_total = flows_total;
-	ret = prepare(c);
+	ret = prepare(c, err);
 	if (ret) {
 		lr_tx_close(c);
 		return ret;
@@ -843,20 +683,22 @@ int lr_tx_prepare(const struct lr_send_opts *o, unsigned int flow_base, unsigned
 	return 0;
 }
 
-int lr_tx_engine_open(struct lr_tx *c)
+int lr_tx_engine_open(struct lr_tx *c, struct lr_err *err)
 {
-	return open_engine(c);
+	lr_err_clear(err);
+	return open_engine(c, err);
 }
 
-int lr_tx_open(const struct lr_send_opts *o, unsigned int flow_base, unsigned int flows_total, struct lr_tx **out)
+int lr_tx_open(const struct lr_send_opts *o, unsigned int flow_base, unsigned int flows_total, struct lr_tx **out,
+	       struct lr_err *err)
 {
 	struct lr_tx *c;
 	int ret;
 
-	ret = lr_tx_prepare(o, flow_base, flows_total, &c);
+	ret = lr_tx_prepare(o, flow_base, flows_total, &c, err);
 	if (ret)
 		return ret;
-	ret = lr_tx_engine_open(c);
+	ret = lr_tx_engine_open(c, err);
 	if (ret) {
 		lr_tx_close(c);
 		return ret;

@@ -5,31 +5,43 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include "cmd/opts.h"
 #include "tx/engine.h"
+#include "util/err.h"
 #include "util/result.h"
 
 struct lr_tx;
 
+struct json_object;
+
 /*
  * Checks the interface, builds the template, chooses and opens the engine
  * and plans the workers: flow ids flow_base .. flow_base + o->flows - 1 of
- * a test with @flows_total flows. Returns an exit code (0, or 1/2 after
- * printing one line); nothing is left open on failure.
+ * a test with @flows_total flows. Returns an exit code: 0, or 1/2 with the
+ * reason in @err (settings named {key}: util/err.h); nothing is left open
+ * on failure. The library prints nothing: the caller says what it wants of
+ * lr_tx_notice() and lr_tx_engine_line().
  */
-int lr_tx_open(const struct lr_send_opts *o, unsigned int flow_base, unsigned int flows_total, struct lr_tx **out);
+int lr_tx_open(const struct lr_send_opts *o, unsigned int flow_base, unsigned int flows_total, struct lr_tx **out,
+	       struct lr_err *err);
 /*
  * lr_tx_open() in two steps, for a caller that changes something between the checks and the engine
  * (--prepare-peer): first the interface checks and the template, every failure the user's (exit
  * 2, one line), nothing left open on failure; then the engine and the workers, after which
  * lr_tx_close() frees @t whether that succeeded or not.
  */
-int lr_tx_prepare(const struct lr_send_opts *o, unsigned int flow_base, unsigned int flows_total, struct lr_tx **out);
-int lr_tx_engine_open(struct lr_tx *t);
+int lr_tx_prepare(const struct lr_send_opts *o, unsigned int flow_base, unsigned int flows_total, struct lr_tx **out,
+		  struct lr_err *err);
+int lr_tx_engine_open(struct lr_tx *t, struct lr_err *err);
+/* What to tell the user before the test (a replay's skipped frames), {key} spelled; NULL: nothing. */
+const char *lr_tx_notice(const struct lr_tx *t);
+/* The engine chosen, its mode, queues and CPUs, and why (after lr_tx_engine_open()). */
+const char *lr_tx_engine_line(const struct lr_tx *t);
 /* The CPUs given name only CPUs this process may run on (its affinity mask). 0, or -EINVAL with one line. */
 int lr_tx_check_cpus(const struct lr_send_opts *o, char *err, size_t errlen);
-/* Starts the worker threads; they wait for lr_tx_go(). Exit code. */
-int lr_tx_start(struct lr_tx *t);
+/* Starts the worker threads; they wait for lr_tx_go(). Exit code, the reason in @err. */
+int lr_tx_start(struct lr_tx *t, struct lr_err *err);
 /*
  * Waits until every worker is pinned and waiting (or @timeout_ns passed), so the clock starts fair;
  * then takes the cost split's readings at the start (before the caller reads its clock for go).
@@ -57,15 +69,24 @@ const struct lr_worker *lr_tx_workers(const struct lr_tx *t, unsigned int *n);
 uint64_t lr_tx_start_ns(const struct lr_tx *t);
 /* Bytes a sample of one frame needs: the template's length, or room for a replay's longest. */
 unsigned int lr_tx_snaplen(const struct lr_tx *t);
-/* The live line (tx pps, L2/L1 Gbit/s, per queue) over @dt_ns since @prev (per-worker totals, updated). */
-void lr_tx_live_line(struct lr_tx *t, uint64_t *prev, uint64_t dt_ns);
 /*
- * The summary on stderr and, with --json, the JSON document, with @rtt (send --rtt; NULL: none), with @peer (NULL: none; the caller
- * keeps its reference) under "peer" (send --peer), with @prep (--prepare-peer; NULL: not asked) under "prepare_peer"; the exit
- * code. After lr_tx_join().
+ * The live line (tx pps, L2/L1 Gbit/s, per queue) over @dt_ns since @prev (per-worker totals,
+ * updated), into @line of @len bytes.
  */
-int lr_tx_report(struct lr_tx *t, struct json_object *peer, const struct lr_rtt_result *rtt,
-		 const struct lr_prep_result *prep);
+void lr_tx_live_line(struct lr_tx *t, uint64_t *prev, uint64_t dt_ns, char *line, size_t len);
+/* After lr_tx_join(): worker @i's failure as "worker N: why" in @buf; false when it had none. */
+bool lr_tx_worker_error(const struct lr_tx *t, unsigned int i, char *buf, size_t len);
+/* The summary lines of a collected result into @f, with @prep (--prepare-peer; NULL: not asked). */
+void lr_tx_summary(FILE *f, const struct lr_tx *t, const struct lr_tx_result *r, double secs,
+		   const struct lr_prep_result *prep);
+/* send --rtt: the round trip and each direction, lines into @f after the summary's. */
+void lr_tx_rtt_summary(FILE *f, const struct lr_rtt_result *rtt, unsigned int port);
+/*
+ * The send document (`send --json`) of a collected result: @error (NULL or "": none), @rtt under
+ * its keys (NULL: none), @prep under "prepare_peer" (NULL: not asked). The caller puts it.
+ */
+struct json_object *lr_tx_doc(const struct lr_tx *t, const struct lr_tx_result *r, double secs, const char *error,
+			      const struct lr_rtt_result *rtt, const struct lr_prep_result *prep);
 /* The result (util/result.h) and, in @secs, the span from the start to the last worker's data end. After lr_tx_join(). */
 void lr_tx_collect(struct lr_tx *t, struct lr_tx_result *r, double *secs);
 struct lr_cost_cpus;

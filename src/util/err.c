@@ -58,7 +58,11 @@ static size_t key_len(const char *s)
 
 const char *lr_err_render(const struct lr_err *e, lr_err_spell_fn spell, char *out, size_t len)
 {
-	const char *s = e->msg;
+	return lr_err_spell_text(e->msg, spell, out, len);
+}
+
+const char *lr_err_spell_text(const char *s, lr_err_spell_fn spell, char *out, size_t len)
+{
 	size_t o = 0;
 
 	if (!len)

@@ -31,5 +31,7 @@ void lr_err_spell_ini(const char *key, char *out, size_t len);	/* size_mix: size
  * key name (lowercase letters, digits, '_') stays as it is. Returns @out.
  */
 const char *lr_err_render(const struct lr_err *e, lr_err_spell_fn spell, char *out, size_t len);
+/* The same for any text written with {key} names (a notice, a note). */
+const char *lr_err_spell_text(const char *text, lr_err_spell_fn spell, char *out, size_t len);
 
 #endif
