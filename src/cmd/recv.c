@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -11,6 +12,7 @@
 #include "cmd/opts.h"
 #include "linerate/flow.h"
 #include "linerate/probe.h"
+#include "rx/report.h"
 #include "rx/rx.h"
 #include "sys/netdev.h"
 #include "tx/rate.h"
@@ -185,6 +187,49 @@ static int loop(struct recv_ctx *c)
 	return 0;
 }
 
+/* The summary on stderr and, with --json, the JSON document; the exit code. */
+static int report(struct lr_rx *rcv, const struct lr_rx_outcome *out)
+{
+	const struct lr_recv_opts *o = rcv->o;
+	struct lr_rx_context x = {
+		.secs = (double)(out->end_ns - out->start_ns) / NS,
+		.pcap = o->pcap, .pcap_lost = out->pcap_lost, .pcap_foreign = o->pcap_foreign,
+	};
+	struct json_object *root;
+	struct lr_rx_result *r;
+	char err[256];
+	int ret;
+
+	snprintf(x.engine, sizeof(x.engine), "%s", rcv->ops->name);
+	snprintf(x.mode, sizeof(x.mode), "%s", rcv->mode);
+	snprintf(x.ifname, sizeof(x.ifname), "%s", o->ifname);
+	snprintf(x.error, sizeof(x.error), "%s", out->error);
+	snprintf(x.stopped, sizeof(x.stopped), "%s", out->stopped ? out->stopped : "");
+	r = malloc(sizeof(*r));
+	if (!r)
+		return lr_fail(LR_EXIT_RUNTIME, "recv", "out of memory");
+	ret = lr_rx_collect(rcv, r);
+	if (ret) {
+		free(r);
+		return lr_fail(LR_EXIT_RUNTIME, "recv", "cannot read counters: %s", strerror(-ret));
+	}
+	/* a capture that could not be completed was removed: nothing of it is kept */
+	if (out->pcap_lost) {
+		r->pcap_file[0] = '\0';
+		r->pcap_written = 0;
+	}
+	lr_rx_summary(stderr, &x, r);
+	ret = LR_EXIT_OK;
+	if (o->json[0]) {
+		root = lr_rx_doc(&x, r);
+		if (lr_json_write(root, o->json, err, sizeof(err)))
+			ret = lr_fail(LR_EXIT_RUNTIME, "recv", "%s", err);
+		json_object_put(root);
+	}
+	free(r);
+	return ret;
+}
+
 int lr_cmd_recv(const struct lr_recv_opts *o)
 {
 	struct recv_ctx c;
@@ -218,7 +263,7 @@ int lr_cmd_recv(const struct lr_recv_opts *o)
 	c.rx.ops->stop(&c.rx);
 	cret = lr_rx_capture_close(&c.rx, err, sizeof(err));
 	c.out.pcap_lost = cret != 0;
-	ret = lr_rx_report(&c.rx, &c.out);
+	ret = report(&c.rx, &c.out);
 	if (cret)
 		ret = lr_fail(LR_EXIT_RUNTIME, "recv", "--pcap: %s", err);
 	if (c.out.error[0])

@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <json-c/json.h>
 #include "util/result.h"
 
@@ -25,8 +26,8 @@ struct lr_rx_context {
 	bool pcap_lost, pcap_foreign;
 };
 
-/* The summary on stderr. */
-void lr_rx_summary(const struct lr_rx_context *x, const struct lr_rx_result *r);
+/* The summary lines into @f (a blank line first, as a terminal shows them). */
+void lr_rx_summary(FILE *f, const struct lr_rx_context *x, const struct lr_rx_result *r);
 /* The recv document (docs/json.md). */
 struct json_object *lr_rx_doc(const struct lr_rx_context *x, const struct lr_rx_result *r);
 /* A recv document back into its context (@x->where is left alone) and result: 0 or -EINVAL with @err. */

@@ -136,7 +136,4 @@ struct lr_rx_outcome {
 	const char *stopped;	/* why it ended: "markers", "duration", "signal", "idle", "interface" */
 };
 
-/* The summary on stderr and, with --json, the JSON document; the exit code. */
-int lr_rx_report(struct lr_rx *rx, const struct lr_rx_outcome *out);
-
 #endif
