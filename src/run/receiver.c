@@ -93,10 +93,15 @@ int lr_run_rx_start(struct lr_run *r)
 		return lr_fail(LR_EXIT_RUNTIME, "run", "fork: %s", strerror(ret));
 	}
 	if (r->rx.child == 0) {
+		/*
+		 * The receiver process ends here, not by unwinding through run's stack: what it printed is
+		 * flushed, nothing of the parent's (its files, its pcap) is touched on the way out.
+		 */
 		close(sv[0]);
 		ret = child(sv[1]);
 		close(sv[1]);
-		return -1 - ret;	/* the caller returns this exit code */
+		fflush(NULL);
+		_exit(ret);
 	}
 	close(sv[1]);
 	if (lr_ctl_attach(sv[0], "the receiver", &r->rx.ctl)) {

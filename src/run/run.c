@@ -262,10 +262,6 @@ int lr_cmd_run(const struct lr_run_opts *o)
 		return ret;
 	}
 	ret = lr_run_rx_start(&r);
-	if (ret < 0) {
-		free(cfg);
-		return -1 - ret;	/* the receiver process ends here (the pcap is the parent's) */
-	}
 	/* agents are reached from where run started, before any namespace is entered */
 	if (!ret && cfg->tx_agent[0])
 		ret = lr_run_agent_connect("[tx]", cfg->tx_agent, cfg->tx_token_file, &r.tx_ctl);

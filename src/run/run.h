@@ -138,8 +138,8 @@ void lr_run_stream_opts(const struct lr_run *r, const struct lr_cfg_stream *st, 
 			uint64_t window_ns, struct lr_send_opts *o);
 
 /*
- * receiver.c: forks the receiver endpoint and has it prepare [rx]. 0, an exit code, or, in the
- * child, -1 - its exit code once it is done (the caller returns that from main).
+ * receiver.c: forks the receiver endpoint and has it prepare [rx]: 0 or an exit code. The child
+ * serves the endpoint and _exit()s with its own exit code; it never returns.
  */
 int lr_run_rx_start(struct lr_run *r);
 void lr_run_rx_stop(struct lr_run *r);
