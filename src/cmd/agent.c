@@ -87,8 +87,6 @@ static int agent_check(void *p, char *err, size_t errlen)
 static int agent_main(struct lr_agent_opts *o, struct lr_auth_key *key, struct lr_ctl_addr *a, struct lr_ctl_addr *m,
 		      char *err, size_t errlen)
 {
-	int ret;
-
 	lr_log_set_level(o->verbose);
 	lr_log_hook_libs();
 	if (lr_auth_init())
@@ -107,9 +105,8 @@ static int agent_main(struct lr_agent_opts *o, struct lr_auth_key *key, struct l
 	/* before any thread or child: the namespace is the whole process's */
 	if (o->netns[0] && lr_netns_enter(o->netns, err, errlen))
 		return lr_fail(LR_EXIT_USAGE, "agent", "%s", err);
-	ret = lr_agent_serve(o, a, o->metrics[0] ? m : NULL, o->token_file[0] ? key : NULL);
-	/* a session's child returns here too, with its own exit code */
-	return ret < 0 ? -1 - ret : ret;
+	/* a session's child _exit()s inside: only the agent returns */
+	return lr_agent_serve(o, a, o->metrics[0] ? m : NULL, o->token_file[0] ? key : NULL);
 }
 
 LR_CLI_ENTRY(agent, struct lr_agent_opts, lr_cmd_agent)

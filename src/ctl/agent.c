@@ -223,7 +223,7 @@ static void pend_drop_all(struct agent *a, int keep)
  * The session of @p forked, @p's slot freed (in the child: the others' too): 0, or -errno with why
  * in @err, @p kept then, since its controller heard its handshake's last reply and is to be told.
  */
-static int start_session(struct agent *a, struct pending *p, int *code, char *err, size_t errlen)
+static int start_session(struct agent *a, struct pending *p, char *err, size_t errlen)
 {
 	struct lr_ctl_handshake h = p->hs;
 	char peer[sizeof(p->peer)];
@@ -252,8 +252,10 @@ static int start_session(struct agent *a, struct pending *p, int *code, char *er
 		pend_drop_all(a, fd);
 		/* blocking again, as a session's stream always was: it keeps deadlines of its own */
 		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-		*code = -1 - session(a, fd, sv[1], &h);
-		return 0;
+		/* the session's process ends here, not by unwinding through the agent's loop */
+		ret = session(a, fd, sv[1], &h);
+		fflush(NULL);
+		_exit(ret);
 	}
 	pend_free(a, p, true);
 	close(sv[1]);
@@ -499,10 +501,10 @@ static void accept_some(struct agent *a)
 	}
 }
 
-static void pend_flush(struct agent *a, struct pending *p, int *code);
+static void pend_flush(struct agent *a, struct pending *p);
 
 /* @rep (freed here) on its way to @p, then @after. */
-static void pend_reply(struct agent *a, struct pending *p, struct json_object *rep, enum after after, int *code)
+static void pend_reply(struct agent *a, struct pending *p, struct json_object *rep, enum after after)
 {
 	char err[256];
 
@@ -516,11 +518,11 @@ static void pend_reply(struct agent *a, struct pending *p, struct json_object *r
 	p->after = after;
 	if (after == AFTER_SESSION)
 		a->claimed = p;
-	pend_flush(a, p, code);
+	pend_flush(a, p);
 }
 
 /* What the handshake's last reply @rep leads to: a session, "busy", or a wait while one ends. */
-static void pend_done(struct agent *a, struct pending *p, struct json_object *rep, int *code)
+static void pend_done(struct agent *a, struct pending *p, struct json_object *rep)
 {
 	if (!p->logged) {
 		/* a controller: its lines were held back (a flood's budget), not these */
@@ -538,19 +540,19 @@ static void pend_done(struct agent *a, struct pending *p, struct json_object *re
 	if (a->busy || a->claimed) {
 		json_object_put(rep);
 		p->deadline_ms = lr_now_ms() + REPLY_MS;
-		pend_reply(a, p, busy_msg(a, p->peer), AFTER_CLOSE, code);
+		pend_reply(a, p, busy_msg(a, p->peer), AFTER_CLOSE);
 		return;
 	}
-	pend_reply(a, p, rep, AFTER_SESSION, code);
+	pend_reply(a, p, rep, AFTER_SESSION);
 }
 
 /* Held ones: a session once the ending one is gone; "busy" if another began, or past their wait. */
-static void pend_release(struct agent *a, int *code)
+static void pend_release(struct agent *a)
 {
 	int64_t now = lr_now_ms();
 	unsigned int i;
 
-	for (i = 0; i < PENDING_FULL && *code >= 0; i++) {
+	for (i = 0; i < PENDING_FULL; i++) {
 		struct pending *p = &a->pend[i];
 		struct json_object *rep = p->held;
 
@@ -558,17 +560,17 @@ static void pend_release(struct agent *a, int *code)
 			continue;
 		if (!a->busy && !a->claimed) {
 			p->held = NULL;
-			pend_reply(a, p, rep, AFTER_SESSION, code);
+			pend_reply(a, p, rep, AFTER_SESSION);
 		} else if ((a->busy && !a->ending) || now >= p->deadline_ms) {
 			p->held = NULL;
 			json_object_put(rep);
 			p->deadline_ms = now + REPLY_MS;
-			pend_reply(a, p, busy_msg(a, p->peer), AFTER_CLOSE, code);
+			pend_reply(a, p, busy_msg(a, p->peer), AFTER_CLOSE);
 		}
 	}
 }
 
-static void pend_flush(struct agent *a, struct pending *p, int *code)
+static void pend_flush(struct agent *a, struct pending *p)
 {
 	while (p->out_off < p->out_len) {
 		ssize_t n = send(p->fd, p->out + p->out_off, p->out_len - p->out_off, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -593,19 +595,19 @@ static void pend_flush(struct agent *a, struct pending *p, int *code)
 	} else if (p->after == AFTER_SESSION) {
 		char err[256];
 
-		if (start_session(a, p, code, err, sizeof(err))) {
+		if (start_session(a, p, err, sizeof(err))) {
 			/* it heard "ok" (or, with no token, hello): an error, not a stream closed unsaid */
 			lr_ctl_log("%s: refused: %s", p->peer, err);
 			a->m.refused_error++;
 			a->claimed = NULL;
 			p->deadline_ms = lr_now_ms() + REPLY_MS;
-			pend_reply(a, p, lr_msg_error(LR_EXIT_RUNTIME, "the agent %s", err), AFTER_CLOSE, code);
+			pend_reply(a, p, lr_msg_error(LR_EXIT_RUNTIME, "the agent %s", err), AFTER_CLOSE);
 		}
 	}
 }
 
 /* What came on @p: a message answered, or the connection's end. */
-static void pend_read(struct agent *a, struct pending *p, int *code)
+static void pend_read(struct agent *a, struct pending *p)
 {
 	struct json_object *m, *rep;
 	bool quit = false;
@@ -647,17 +649,17 @@ static void pend_read(struct agent *a, struct pending *p, int *code)
 		/* out of step, or another version: say why, then close */
 		if (p->logged)
 			lr_ctl_log("%s: %s: closed", p->peer, err);
-		pend_reply(a, p, lr_msg_error(LR_EXIT_USAGE, "%s", err), AFTER_CLOSE, code);
+		pend_reply(a, p, lr_msg_error(LR_EXIT_USAGE, "%s", err), AFTER_CLOSE);
 		return;
 	}
 	rep = lr_ctl_handshake_on(&p->hs, m, p->logged ? p->peer : NULL, &quit);
 	json_object_put(m);
 	if (quit)
-		pend_reply(a, p, rep, AFTER_CLOSE, code);
+		pend_reply(a, p, rep, AFTER_CLOSE);
 	else if (lr_ctl_handshake_done(&p->hs))
-		pend_done(a, p, rep, code);
+		pend_done(a, p, rep);
 	else
-		pend_reply(a, p, rep, AFTER_READ, code);
+		pend_reply(a, p, rep, AFTER_READ);
 }
 
 /* Connections past their deadline closed: silent ones counted only, the others said too. */
@@ -734,20 +736,20 @@ static int pend_fds(struct agent *a, struct pollfd *p, struct pending **slot, in
 	return n;
 }
 
-static void pend_serve(struct agent *a, const struct pollfd *p, struct pending *const *slot, int n, int *code)
+static void pend_serve(struct agent *a, const struct pollfd *p, struct pending *const *slot, int n)
 {
 	int i;
 
-	for (i = 0; i < n && *code >= 0; i++) {
+	for (i = 0; i < n; i++) {
 		struct pending *q = slot[i];
 
 		/* a slot freed by an earlier one's eviction, or already served */
 		if (!p[i].revents || q->fd != p[i].fd)
 			continue;
 		if (q->out)
-			pend_flush(a, q, code);
+			pend_flush(a, q);
 		else
-			pend_read(a, q, code);
+			pend_read(a, q);
 	}
 }
 
@@ -827,7 +829,7 @@ int lr_agent_serve(const struct lr_agent_opts *o, const struct lr_ctl_addr *addr
 	char err[512], name[LR_HOSTPORT_MAX + 8], allow[512] = "";
 	size_t off = 0;
 	unsigned int i;
-	int code = LR_EXIT_OK, ret;
+	int ret;
 
 	for (i = 0; i < PENDING_FULL; i++)
 		a.pend[i].fd = -1;
@@ -883,11 +885,8 @@ int lr_agent_serve(const struct lr_agent_opts *o, const struct lr_ctl_addr *addr
 		}
 		if (lr_stop)
 			break;
-		pend_serve(&a, p + 2 + nx, slot, np, &code);
-		if (code >= 0)
-			pend_release(&a, &code);
-		if (code < 0)
-			return code;	/* the session's child, done */
+		pend_serve(&a, p + 2 + nx, slot, np);
+		pend_release(&a);
 		if (p[0].revents & POLLIN)
 			accept_some(&a);
 		pend_expire(&a);
