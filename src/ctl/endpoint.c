@@ -695,7 +695,8 @@ static void finish_tx(struct endpoint *e)
 	char *text = NULL;
 	FILE *f;
 
-	if (e->finished || !e->started)
+	/* a receiver or a reflector is started too (start at_ns 0): it has no sender to finish */
+	if (e->role != ROLE_TX || !e->tx || e->finished || !e->started)
 		return;
 	lr_tx_join(e->tx);
 	/* the test is over for the peer: put back before the report, which says how it went */
