@@ -70,8 +70,12 @@ static int missing(const struct lr_cli *cli, const bool *seen, bool arg_seen, ch
 		const struct lr_opt *o = &lr_opts[cli->binds[i].id];
 
 		if (o->required && !seen[i]) {
-			snprintf(err, errlen, "missing %s%c%s--%s (see 'linerate %s --help')", o->short_name ? "-" : "",
-				 o->short_name ? o->short_name : '-', o->short_name ? "/" : "", o->name, cli->cmd);
+			char brief[4] = "";
+
+			/* -i/--interface, or --listen alone */
+			if (o->short_name)
+				snprintf(brief, sizeof(brief), "-%c/", o->short_name);
+			snprintf(err, errlen, "missing %s--%s (see 'linerate %s --help')", brief, o->name, cli->cmd);
 			return -EINVAL;
 		}
 	}
