@@ -140,7 +140,5 @@ void lr_opt_bounds(const struct lr_kind *k, char *buf, size_t len);
  * "(HINT; BOUNDS; default: DEF)" or "(...; required)" with the parts there are.
  */
 void lr_opt_describe(const struct lr_opt *o, char *buf, size_t len);
-/* A {key} of a core message (util/err.h) as a run file spells it: the option's INI key (size: sizes). */
-void lr_opt_spell_ini(const char *key, char *out, size_t len);
 
 #endif

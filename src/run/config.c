@@ -845,3 +845,21 @@ out:
 	close(fd);
 	return ret;
 }
+
+void lr_cfg_spell(const char *key, char *out, size_t len)
+{
+	char name[64];
+	unsigned int i;
+	size_t n;
+
+	for (n = 0; key[n] && n + 1 < sizeof(name); n++)
+		name[n] = key[n] == '_' ? '-' : key[n];
+	name[n] = '\0';
+	/* the run-file key of the option the core named: [tx] sizes for {size} */
+	for (i = 0; i < LR_O_COUNT_ALL; i++)
+		if (lr_opts[i].name && lr_opts[i].key && !strcmp(lr_opts[i].name, name)) {
+			snprintf(out, len, "%s", lr_opts[i].key);
+			return;
+		}
+	snprintf(out, len, "%s", key);
+}

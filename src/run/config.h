@@ -116,4 +116,7 @@ int lr_cfg_parse(const char *path, const char *text, size_t len, struct lr_cfg *
 /* Reads @path and parses it; file errors become "PATH: message". */
 int lr_cfg_load(const char *path, struct lr_cfg *cfg, char *err, size_t errlen);
 
+/* A {key} of a core message (util/err.h) as a run file spells it: the option's key (size: sizes). */
+void lr_cfg_spell(const char *key, char *out, size_t len);
+
 #endif

@@ -8,7 +8,6 @@
 #include <string.h>
 #include <unistd.h>
 #include <net/if.h>
-#include "cmd/opt.h"
 #include "run/run.h"
 #include "rx/rx.h"
 #include "tx/frame.h"
@@ -345,7 +344,7 @@ static void tx_say(const char *text)
 {
 	char msg[LR_ERR_MAX + 256];
 
-	lr_err_line("linerate send: ", lr_err_spell_text(text, lr_opt_spell_ini, msg, sizeof(msg)));
+	lr_err_line("linerate send: ", lr_err_spell_text(text, lr_cfg_spell, msg, sizeof(msg)));
 }
 
 static void tx_fail(const struct lr_err *e)
