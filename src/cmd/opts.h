@@ -7,17 +7,13 @@
 #include <stdint.h>
 #include <net/if.h>
 #include <netinet/in.h>
+#include "tx/spec.h"
 #include "util/units.h"
 
-#define LR_MAX_WORKERS 64
-#define LR_PATH_MAX 4096
-
-enum lr_engine_kind { LR_ENGINE_AUTO = 0, LR_ENGINE_AFXDP, LR_ENGINE_PACKET, LR_ENGINE_LIVE };
-enum lr_xdp_mode { LR_XDP_AUTO = 0, LR_XDP_NATIVE, LR_XDP_GENERIC };
-enum lr_rx_engine_kind { LR_RX_ENGINE_AUTO = 0, LR_RX_ENGINE_XDP, LR_RX_ENGINE_PACKET };
-enum lr_xsk_mode { LR_XSK_AUTO = 0, LR_XSK_ZEROCOPY, LR_XSK_COPY };
 /* send --clock: one clock when the two ends share a boot, else an estimate; or always an estimate */
 enum lr_clock_rule { LR_CLOCK_AUTO = 0, LR_CLOCK_ESTIMATE };
+enum lr_xdp_mode { LR_XDP_AUTO = 0, LR_XDP_NATIVE, LR_XDP_GENERIC };
+enum lr_rx_engine_kind { LR_RX_ENGINE_AUTO = 0, LR_RX_ENGINE_XDP, LR_RX_ENGINE_PACKET };
 
 #define LR_HOSTPORT_MAX 288	/* "[" an IPv6 address or a DNS name (253) "]:65535" */
 #define LR_AGENT_MAX_ALLOW 16
@@ -26,46 +22,14 @@ enum lr_clock_rule { LR_CLOCK_AUTO = 0, LR_CLOCK_ESTIMATE };
 #define LR_NETNS_GLOB_MAX 256	/* a namespace pattern: a name, pid:N, container:NAME or a path */
 
 struct lr_send_opts {
-	char ifname[IF_NAMESIZE];
+	struct lr_tx_spec tx;	/* what the sender does */
 	char netns[LR_PATH_MAX];
 	char json[LR_PATH_MAX];
-	enum lr_engine_kind engine;
-	enum lr_xsk_mode xsk_mode;
-	unsigned int nworkers;
-	unsigned int queues[LR_MAX_WORKERS];
-	unsigned int cpus[LR_MAX_WORKERS];
-	bool cpus_set;
-	unsigned int ncpus;
-	unsigned int size;
-	unsigned int flows;
-	struct lr_rate rate;
-	uint64_t count;	/* 0 = no limit */
-	uint64_t duration_ns;	/* 0 = no limit */
-	int family;	/* of the addresses; 0 when none is given */
-	int src_family, dst_family;	/* of each address, as given */
-	struct in6_addr src_ip, dst_ip;
-	bool have_src_ip, have_dst_ip;
-	uint8_t src_mac[6], dst_mac[6];
-	bool have_src_mac, have_dst_mac;
-	uint16_t src_port, dst_port;
-	bool src_port_set;	/* else the default base, lowered when the flows need room */
-	unsigned int batch;
-	uint32_t latency_every;	/* timestamp one frame in N per flow (a power of two); 0 = by the rate */
-	unsigned int eot_repeat;
-	bool allow_physical;
 	/* samples of the frames sent, to pcap */
 	char pcap[LR_PATH_MAX];
 	uint64_t pcap_count;	/* the first N frames (default LR_PCAP_DEFAULT_COUNT) ... */
 	uint64_t pcap_every;	/* ... or one in K (0: use the count) */
 	uint64_t pcap_max_bytes;	/* 0 = no cap */
-	/* replay the frames of a capture instead of the template */
-	char replay[LR_PATH_MAX];
-	bool replay_timing;	/* the file's own inter-frame gaps instead of --rate */
-	uint64_t loops;	/* times through the file (default 1; 0 = until the duration) */
-	bool loops_set;
-	bool stamp;	/* write the probe into replayed UDP frames so recv counts them */
-	bool rtt;	/* round trips: frames a reflector sends back, counted on this interface */
-	bool prepare_peer;	/* GRO on at the veth peer for the test (its caller holds it: sys/peer_gro.h) */
 	/* --peer: the far end run by an agent */
 	char peer[LR_HOSTPORT_MAX];
 	char peer_ifname[IF_NAMESIZE];

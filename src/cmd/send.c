@@ -34,39 +34,39 @@
 #define AT(f)			LR_AT(struct lr_send_opts, f)
 
 static const struct lr_bind send_binds[] = {
-	BIND(LR_O_TX_IFACE, ifname),
-	BIND(LR_O_DST_IP, dst_ip, AT(dst_family), AT(have_dst_ip)),
-	BIND(LR_O_SRC_IP, src_ip, AT(src_family), AT(have_src_ip)),
-	BIND(LR_O_DST_MAC, dst_mac, 0, AT(have_dst_mac)),
-	BIND(LR_O_SRC_MAC, src_mac, 0, AT(have_src_mac)),
-	BIND(LR_O_SRC_PORT, src_port, 0, AT(src_port_set)),
-	BIND(LR_O_DST_PORT, dst_port),
-	BIND(LR_O_SIZE, size),
-	BIND(LR_O_FLOWS, flows),
-	BIND(LR_O_RATE, rate),
-	BIND(LR_O_COUNT, count),
-	BIND(LR_O_TX_DURATION, duration_ns),
-	BIND(LR_O_QUEUES, queues, AT(nworkers)),
-	BIND(LR_O_CPUS, cpus, AT(ncpus), AT(cpus_set)),
-	BIND(LR_O_TX_ENGINE, engine),
-	BIND(LR_O_XSK_MODE, xsk_mode),
-	BIND(LR_O_BATCH, batch),
-	BIND(LR_O_LATENCY_EVERY, latency_every),
+	BIND(LR_O_TX_IFACE, tx.ifname),
+	BIND(LR_O_DST_IP, tx.dst_ip, AT(tx.dst_family), AT(tx.have_dst_ip)),
+	BIND(LR_O_SRC_IP, tx.src_ip, AT(tx.src_family), AT(tx.have_src_ip)),
+	BIND(LR_O_DST_MAC, tx.dst_mac, 0, AT(tx.have_dst_mac)),
+	BIND(LR_O_SRC_MAC, tx.src_mac, 0, AT(tx.have_src_mac)),
+	BIND(LR_O_SRC_PORT, tx.src_port, 0, AT(tx.src_port_set)),
+	BIND(LR_O_DST_PORT, tx.dst_port),
+	BIND(LR_O_SIZE, tx.size),
+	BIND(LR_O_FLOWS, tx.flows),
+	BIND(LR_O_RATE, tx.rate),
+	BIND(LR_O_COUNT, tx.count),
+	BIND(LR_O_TX_DURATION, tx.duration_ns),
+	BIND(LR_O_QUEUES, tx.queues, AT(tx.nworkers)),
+	BIND(LR_O_CPUS, tx.cpus, AT(tx.ncpus), AT(tx.cpus_set)),
+	BIND(LR_O_TX_ENGINE, tx.engine),
+	BIND(LR_O_XSK_MODE, tx.xsk_mode),
+	BIND(LR_O_BATCH, tx.batch),
+	BIND(LR_O_LATENCY_EVERY, tx.latency_every),
 	BIND(LR_O_NETNS, netns),
 	BIND(LR_O_JSON, json),
 	BIND(LR_O_QUIET, quiet),
 	BIND(LR_O_VERBOSE, verbose),
-	BIND(LR_O_ALLOW_PHYSICAL, allow_physical),
+	BIND(LR_O_ALLOW_PHYSICAL, tx.allow_physical),
 	BIND(LR_O_TX_PCAP, pcap),
 	BIND(LR_O_PCAP_COUNT, pcap_count),
 	BIND(LR_O_TX_PCAP_EVERY, pcap_every),
 	BIND(LR_O_PCAP_MAX_BYTES, pcap_max_bytes),
-	BIND(LR_O_REPLAY, replay),
-	BIND(LR_O_REPLAY_TIMING, replay_timing),
-	BIND(LR_O_LOOPS, loops, 0, AT(loops_set)),
-	BIND(LR_O_STAMP, stamp),
-	BIND(LR_O_RTT, rtt),
-	BIND(LR_O_PREPARE_PEER, prepare_peer),
+	BIND(LR_O_REPLAY, tx.replay),
+	BIND(LR_O_REPLAY_TIMING, tx.replay_timing),
+	BIND(LR_O_LOOPS, tx.loops, 0, AT(tx.loops_set)),
+	BIND(LR_O_STAMP, tx.stamp),
+	BIND(LR_O_RTT, tx.rtt),
+	BIND(LR_O_PREPARE_PEER, tx.prepare_peer),
 	BIND(LR_O_PEER, peer),
 	BIND(LR_O_PEER_IFACE, peer_ifname),
 	BIND(LR_O_PEER_NETNS, peer_netns),
@@ -79,7 +79,7 @@ static void send_init(void *p)
 {
 	struct lr_send_opts *o = p;
 
-	o->eot_repeat = 5;
+	o->tx.eot_repeat = 5;
 }
 
 static const char *family_name(int family)
@@ -104,18 +104,18 @@ static int peer_check(const struct lr_send_opts *o, char *err, size_t errlen)
 		snprintf(err, errlen, "--peer: %s", why);
 		return -EINVAL;
 	}
-	if (o->replay[0]) {
+	if (o->tx.replay[0]) {
 		snprintf(err, errlen, "--peer sends the template: --replay is for a local receiver");
 		return -EINVAL;
 	}
 	/* --rtt times the round trip on this side's clock alone: the agent's is not read */
-	if (o->rtt && o->clock == LR_CLOCK_ESTIMATE) {
+	if (o->tx.rtt && o->clock == LR_CLOCK_ESTIMATE) {
 		snprintf(err, errlen, "--clock estimate: --rtt times the round trip on this side's one clock; "
 			 "there is no other clock to estimate");
 		return -EINVAL;
 	}
 	/* the agent's sender resolves its own addresses, toward -i's */
-	if (o->reverse && (o->have_src_ip || o->have_src_mac || o->have_dst_mac || o->pcap[0])) {
+	if (o->reverse && (o->tx.have_src_ip || o->tx.have_src_mac || o->tx.have_dst_mac || o->pcap[0])) {
 		snprintf(err, errlen, "--reverse: the agent sends, from its interface to -i's address: --src-ip, "
 			 "--src-mac, --dst-mac and --pcap describe a sender here");
 		return -EINVAL;
@@ -129,40 +129,42 @@ static int send_check(void *p, char *err, size_t errlen)
 	struct lr_send_opts *o = p;
 	char a1[INET6_ADDRSTRLEN], a2[INET6_ADDRSTRLEN];
 
-	if (!o->have_dst_ip && !o->replay[0]) {
+	if (!o->tx.have_dst_ip && !o->tx.replay[0]) {
 		snprintf(err, errlen, "missing --dst-ip (see 'linerate send --help')");
 		return -EINVAL;
 	}
-	if (o->have_src_ip && o->have_dst_ip && o->src_family != o->dst_family) {
+	/* the sender learns of --pcap only that it is sampled */
+	o->tx.sampled = o->pcap[0] != '\0';
+	if (o->tx.have_src_ip && o->tx.have_dst_ip && o->tx.src_family != o->tx.dst_family) {
 		snprintf(err, errlen, "--src-ip: '%s' is %s but --dst-ip '%s' is %s; use one address family",
-			 inet_ntop(o->src_family, &o->src_ip, a1, sizeof(a1)), family_name(o->src_family),
-			 inet_ntop(o->dst_family, &o->dst_ip, a2, sizeof(a2)), family_name(o->dst_family));
+			 inet_ntop(o->tx.src_family, &o->tx.src_ip, a1, sizeof(a1)), family_name(o->tx.src_family),
+			 inet_ntop(o->tx.dst_family, &o->tx.dst_ip, a2, sizeof(a2)), family_name(o->tx.dst_family));
 		return -EINVAL;
 	}
-	o->family = o->have_dst_ip ? o->dst_family : o->have_src_ip ? o->src_family : 0;
-	if (o->replay[0]) {
-		if (o->nworkers != 1) {
+	o->tx.family = o->tx.have_dst_ip ? o->tx.dst_family : o->tx.have_src_ip ? o->tx.src_family : 0;
+	if (o->tx.replay[0]) {
+		if (o->tx.nworkers != 1) {
 			snprintf(err, errlen, "--replay sends the capture in order from one worker: give one queue");
 			return -EINVAL;
 		}
-		if (o->replay_timing && o->rate.kind != LR_RATE_MAX) {
+		if (o->tx.replay_timing && o->tx.rate.kind != LR_RATE_MAX) {
 			snprintf(err, errlen, "--replay-timing and --rate both set the pace: give one");
 			return -EINVAL;
 		}
-		if (o->latency_every && !o->stamp) {
+		if (o->tx.latency_every && !o->tx.stamp) {
 			snprintf(err, errlen, "--latency-every needs --stamp with --replay: a replay writes no probe without it");
 			return -EINVAL;
 		}
-	} else if (o->replay_timing || o->loops_set || o->stamp) {
+	} else if (o->tx.replay_timing || o->tx.loops_set || o->tx.stamp) {
 		snprintf(err, errlen, "--%s needs --replay FILE",
-			 o->replay_timing ? "replay-timing" : o->loops_set ? "loops" : "stamp");
+			 o->tx.replay_timing ? "replay-timing" : o->tx.loops_set ? "loops" : "stamp");
 		return -EINVAL;
 	}
-	if (o->rtt && o->replay[0]) {
+	if (o->tx.rtt && o->tx.replay[0]) {
 		snprintf(err, errlen, "--rtt sends round-trip frames of its own: --replay sends a capture's");
 		return -EINVAL;
 	}
-	if (o->rtt && o->reverse) {
+	if (o->tx.rtt && o->reverse) {
 		snprintf(err, errlen, "--rtt measures from this side, which sends and counts what comes back: drop --reverse");
 		return -EINVAL;
 	}
@@ -176,35 +178,35 @@ static int send_check(void *p, char *err, size_t errlen)
 	}
 	if (o->pcap[0] && !o->pcap_every && !o->pcap_count)
 		o->pcap_count = LR_PCAP_DEFAULT_COUNT;
-	if (o->cpus_set && o->ncpus != o->nworkers) {
+	if (o->tx.cpus_set && o->tx.ncpus != o->tx.nworkers) {
 		snprintf(err, errlen, "--cpus lists %u CPU%s but --queues lists %u queue%s; give one CPU per queue",
-			 o->ncpus, lr_s(o->ncpus), o->nworkers, lr_s(o->nworkers));
+			 o->tx.ncpus, lr_s(o->tx.ncpus), o->tx.nworkers, lr_s(o->tx.nworkers));
 		return -EINVAL;
 	}
-	if (o->size < lr_frame_min_size(o->family)) {
+	if (o->tx.size < lr_frame_min_size(o->tx.family)) {
 		snprintf(err, errlen, "--size: %u bytes cannot carry the probe over %s; the minimum is %u",
-			 o->size, family_name(o->family), lr_frame_min_size(o->family));
+			 o->tx.size, family_name(o->tx.family), lr_frame_min_size(o->tx.family));
 		return -EINVAL;
 	}
 	/* 0: not given (the smallest flow count is 1); each worker needs one, so that many */
-	if (!o->flows)
-		o->flows = o->nworkers;
-	if (o->flows < o->nworkers) {
+	if (!o->tx.flows)
+		o->tx.flows = o->tx.nworkers;
+	if (o->tx.flows < o->tx.nworkers) {
 		snprintf(err, errlen, "--flows %u is fewer than the %u workers; each worker needs a flow of its own",
-			 o->flows, o->nworkers);
+			 o->tx.flows, o->tx.nworkers);
 		return -EINVAL;
 	}
-	if (!o->src_port_set)
-		o->src_port = lr_src_port_base(o->flows);
-	if ((uint32_t)o->src_port + o->flows - 1 > 65535) {
-		snprintf(err, errlen, "--src-port %u + --flows %u runs past port 65535", o->src_port, o->flows);
+	if (!o->tx.src_port_set)
+		o->tx.src_port = lr_src_port_base(o->tx.flows);
+	if ((uint32_t)o->tx.src_port + o->tx.flows - 1 > 65535) {
+		snprintf(err, errlen, "--src-port %u + --flows %u runs past port 65535", o->tx.src_port, o->tx.flows);
 		return -EINVAL;
 	}
 	if (peer_check(o, err, errlen))
 		return -EINVAL;
 	/* a replay ends with its last loop; everything else with 10 s unless told */
-	if (!o->count && !o->duration_ns && !(o->replay[0] && o->loops))
-		o->duration_ns = 10ULL * 1000000000ULL;
+	if (!o->tx.count && !o->tx.duration_ns && !(o->tx.replay[0] && o->tx.loops))
+		o->tx.duration_ns = 10ULL * 1000000000ULL;
 	return 0;
 }
 
@@ -291,8 +293,8 @@ static int rtt_begin(const struct lr_send_opts *o, struct lr_recv_opts *ro, stru
 	int ret;
 
 	lr_recv_opts_default(ro);
-	snprintf(ro->ifname, sizeof(ro->ifname), "%s", o->ifname);
-	ro->dst_port = o->dst_port;
+	snprintf(ro->ifname, sizeof(ro->ifname), "%s", o->tx.ifname);
+	ro->dst_port = o->tx.dst_port;
 	ro->quiet = true;
 	ro->verbose = o->verbose;
 	ret = lr_rx_begin(ro, rx, line, sizeof(line), err, sizeof(err));
@@ -312,7 +314,7 @@ static int rtt_end(const struct lr_send_opts *o, struct lr_rx *rx, const struct 
 	double secs;
 	int ret;
 
-	complete = lr_rx_wait_back(rx, o->flows, RTT_WAIT_NS);
+	complete = lr_rx_wait_back(rx, o->tx.flows, RTT_WAIT_NS);
 	rx->ops->stop(rx);
 	r = malloc(sizeof(*r));
 	if (!r)
@@ -326,7 +328,7 @@ static int rtt_end(const struct lr_send_opts *o, struct lr_rx *rx, const struct 
 	r->settled = r->settled && complete;
 	lr_tx_collect((struct lr_tx *)c, &tr, &secs);
 	/* the markers announce the frames stamped: those handed to the device, whatever it did with them */
-	lr_rtt_compute(tr.queued, o->flows, r, rtt);
+	lr_rtt_compute(tr.queued, o->tx.flows, r, rtt);
 	free(r);
 	return 0;
 }
@@ -341,11 +343,11 @@ static int prepare_peer(const struct lr_send_opts *o, struct lr_peer_gro *pg)
 	char err[512], line[512];
 	int ret;
 
-	ret = lr_peer_gro_hold(o->ifname, pg, err, sizeof(err));
+	ret = lr_peer_gro_hold(o->tx.ifname, pg, err, sizeof(err));
 	if (ret)
 		return lr_fail(ret, "send", "%s", err);
 	if (!o->silent) {
-		lr_peer_gro_start_line(&pg->r, o->ifname, line, sizeof(line));
+		lr_peer_gro_start_line(&pg->r, o->tx.ifname, line, sizeof(line));
 		fprintf(stderr, "linerate send: %s\n", line);
 	}
 	return 0;
@@ -386,7 +388,7 @@ static int report(struct lr_tx *c, const struct lr_send_opts *o, struct json_obj
 	fputc('\n', stderr);
 	lr_tx_summary(stderr, c, r, secs, prep);
 	if (rtt)
-		lr_tx_rtt_summary(stderr, rtt, o->dst_port);
+		lr_tx_rtt_summary(stderr, rtt, o->tx.dst_port);
 	if (o->json[0]) {
 		struct json_object *root = lr_tx_doc(c, r, secs, error, rtt, prep);
 
@@ -421,7 +423,7 @@ static int send_here(const struct lr_send_opts *o, struct lr_peer *peer)
 	if (o->pcap[0] && lr_pcap_open(o->pcap, o->pcap_max_bytes, 0, &pw, err, sizeof(err)))
 		return lr_fail(LR_EXIT_USAGE, "send", "--pcap: %s", err);
 	/* the interface, the size, the queues, the addresses: checked before anything is changed */
-	ret = lr_tx_prepare(o, 0, o->flows, &c, &e);
+	ret = lr_tx_prepare(&o->tx, 0, o->tx.flows, &c, &e);
 	if (ret) {
 		ret = tx_fail(&e);
 		goto fail;
@@ -431,12 +433,12 @@ static int send_here(const struct lr_send_opts *o, struct lr_peer *peer)
 
 		lr_err_line("linerate send: ", lr_err_spell_text(lr_tx_notice(c), lr_err_spell_cli, msg, sizeof(msg)));
 	}
-	if (o->prepare_peer && (ret = prepare_peer(o, &pg)))
+	if (o->tx.prepare_peer && (ret = prepare_peer(o, &pg)))
 		goto fail;
 	/* the agent's receiver, or with --rtt its reflector (then our own receiver counts what comes back) */
 	if (peer && (ret = lr_peer_prepare(peer)))
 		goto fail;
-	if (o->rtt && (ret = rtt_begin(o, &ro, &rx)))
+	if (o->tx.rtt && (ret = rtt_begin(o, &ro, &rx)))
 		goto fail;
 	ret = lr_tx_engine_open(c, &e);
 	if (ret) {
@@ -446,7 +448,7 @@ static int send_here(const struct lr_send_opts *o, struct lr_peer *peer)
 	if (!o->silent)
 		fprintf(stderr, "linerate send: %s\n", lr_tx_engine_line(c));
 	if (pw) {
-		ret = lr_sampler_open(pw, o->nworkers, lr_tx_snaplen(c), &smp);
+		ret = lr_sampler_open(pw, o->tx.nworkers, lr_tx_snaplen(c), &smp);
 		if (ret) {
 			ret = lr_fail(LR_EXIT_RUNTIME, "send", "--pcap: cannot start the sampler: %s", strerror(-ret));
 			goto fail;
@@ -454,7 +456,7 @@ static int send_here(const struct lr_send_opts *o, struct lr_peer *peer)
 		lr_tx_sample(c, smp, 0, o->pcap_every, o->pcap_count);
 	}
 	ret = send_loop(c, o, peer);
-	if (!ret && o->rtt) {
+	if (!ret && o->tx.rtt) {
 		ret = rtt_end(o, &rx, c, &rtt);
 		have_rtt = !ret;
 	}
@@ -464,7 +466,7 @@ static int send_here(const struct lr_send_opts *o, struct lr_peer *peer)
 	lr_peer_gro_release(&pg);
 	if (!ret)
 		ret = report(c, o, peer ? lr_peer_json(peer) : NULL, have_rtt ? &rtt : NULL,
-			     o->prepare_peer ? &pg.r : NULL);
+			     o->tx.prepare_peer ? &pg.r : NULL);
 	if (smp) {
 		uint64_t dropped = lr_sampler_dropped(smp);
 
@@ -509,7 +511,7 @@ int lr_cmd_send(const struct lr_send_opts *o)
 	/* outputs and CPUs before any interface is touched: a bad one is a usage error, not a lost test */
 	if ((o->json[0] && lr_out_check("--json", o->json, true, err, sizeof(err))) ||
 	    (o->pcap[0] && lr_out_check("--pcap", o->pcap, false, err, sizeof(err))) ||
-	    (lr_tx_check_cpus(o, err + 8, sizeof(err) - 8) && (memcpy(err, "--cpus: ", 8), 1)))
+	    (lr_tx_check_cpus(&o->tx, err + 8, sizeof(err) - 8) && (memcpy(err, "--cpus: ", 8), 1)))
 		return lr_fail(LR_EXIT_USAGE, "send", "%s", err);
 	/* the agent is reached from where send started, before --netns is entered */
 	if (o->peer[0] && (ret = lr_peer_open(o, &peer)))

@@ -221,12 +221,12 @@ static struct json_object *route_iface(struct endpoint *e, char *ifname)
 	struct lr_if_nexthop nh;
 	char err[512];
 
-	if (lr_if_route_to(o->family, &o->dst_ip, ifname, &nh, err, sizeof(err)))
+	if (lr_if_route_to(o->tx.family, &o->tx.dst_ip, ifname, &nh, err, sizeof(err)))
 		return lr_msg_error(LR_EXIT_USAGE, "%s", err);
-	if (!o->have_src_ip && nh.have_src) {
-		o->src_ip = nh.src;
-		o->src_family = o->family;
-		o->have_src_ip = true;
+	if (!o->tx.have_src_ip && nh.have_src) {
+		o->tx.src_ip = nh.src;
+		o->tx.src_family = o->tx.family;
+		o->tx.have_src_ip = true;
 	}
 	return NULL;
 }
@@ -432,7 +432,7 @@ static void metrics_read(struct endpoint *e)
 		}
 		r->nqueues = i;
 		/* an agent's sender sends its template, never a capture: every frame is --size */
-		r->bytes = r->packets * (e->to.size - LR_FCS_LEN);
+		r->bytes = r->packets * (e->to.tx.size - LR_FCS_LEN);
 		metrics_tx(e, r, false);
 		free(r);
 	} else if (e->role == ROLE_REFLECT) {
@@ -579,28 +579,28 @@ static struct json_object *on_prepare_tx(struct endpoint *e, struct json_object 
 		return lr_msg_error(LR_EXIT_USAGE, "a test is prepared already (%s)", e->what);
 	if (lr_ctl_prepare_tx_parse(req, &e->to, address, &route, err, sizeof(err)))
 		return refused(e, lr_msg_error(LR_EXIT_USAGE, "%s", err), LR_EXIT_USAGE);
-	m = prepare_common(e, "tx", e->to.netns, e->to.ifname, address, route);
+	m = prepare_common(e, "tx", e->to.netns, e->to.tx.ifname, address, route);
 	if (m)
 		return refused(e, m, LR_EXIT_USAGE);
 	/* the policy said yes to this interface; the library's own check must not say no again */
-	e->to.allow_physical = true;
+	e->to.tx.allow_physical = true;
 	e->to.quiet = true;
 	e->to.verbose = lr_log_level();
 	/* the interface, the size, the queues, the addresses: bad input is refused before the peer is touched */
-	ret = lr_tx_prepare(&e->to, 0, e->to.flows, &e->tx, &le);
+	ret = lr_tx_prepare(&e->to.tx, 0, e->to.tx.flows, &e->tx, &le);
 	if (ret)
 		return refused(e, tx_error(&le), ret);
 	/* before the sender's engine is chosen, and before it has a thread: the guardian is forked */
-	if (e->to.prepare_peer) {
+	if (e->to.tx.prepare_peer) {
 		char line[512];
 
-		ret = lr_peer_gro_hold(e->to.ifname, &e->pg, err, sizeof(err));
+		ret = lr_peer_gro_hold(e->to.tx.ifname, &e->pg, err, sizeof(err));
 		if (ret) {
 			lr_tx_close(e->tx);
 			e->tx = NULL;
 			return refused(e, lr_msg_error(ret, "%s", err), ret);
 		}
-		lr_peer_gro_start_line(&e->pg.r, e->to.ifname, line, sizeof(line));
+		lr_peer_gro_start_line(&e->pg.r, e->to.tx.ifname, line, sizeof(line));
 		elog(e, "%s: %s", e->so->peer, line);
 	}
 	ret = lr_tx_engine_open(e->tx, &le);
@@ -610,7 +610,7 @@ static struct json_object *on_prepare_tx(struct endpoint *e, struct json_object 
 		e->tx = NULL;
 		return refused(e, tx_error(&le), ret);
 	}
-	return ready(e, ROLE_TX, lr_tx_engine_line(e->tx), e->to.ifname);
+	return ready(e, ROLE_TX, lr_tx_engine_line(e->tx), e->to.tx.ifname);
 }
 
 /*
@@ -707,7 +707,7 @@ static void finish_tx(struct endpoint *e)
 		lr_peer_gro_end_line(&e->pg.r, pline, sizeof(pline));
 		elog(e, "%s: --prepare-peer: %s", e->so->peer, pline);
 	}
-	prep = e->to.prepare_peer ? &e->pg.r : NULL;
+	prep = e->to.tx.prepare_peer ? &e->pg.r : NULL;
 	lr_tx_collect(e->tx, &r, &secs);
 	/* the lines `linerate send` would print: the workers' failures, then the summary */
 	f = open_memstream(&text, &len);

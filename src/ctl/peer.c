@@ -164,7 +164,7 @@ static const char *peer_address(const struct lr_peer *p, char *buf, size_t len)
 {
 	if (p->o->peer_ifname[0])
 		return "";
-	inet_ntop(p->o->dst_family, &p->o->dst_ip, buf, (socklen_t)len);
+	inet_ntop(p->o->tx.dst_family, &p->o->tx.dst_ip, buf, (socklen_t)len);
 	return buf;
 }
 
@@ -194,7 +194,7 @@ static int prepare_reflect(struct lr_peer *p)
 	lr_cli_defaults(&lr_reflect_cli, fo);
 	snprintf(fo->ifname, sizeof(fo->ifname), "%s", o->peer_ifname);
 	snprintf(fo->netns, sizeof(fo->netns), "%s", o->peer_netns);
-	fo->dst_port = o->dst_port;
+	fo->dst_port = o->tx.dst_port;
 	fo->xdp_mode = LR_XDP_AUTO;
 	ret = lr_ctl_prepare_reflect(p->c, fo, peer_address(p, addr, sizeof(addr)), &rd, err, sizeof(err));
 	free(fo);
@@ -216,7 +216,7 @@ int lr_peer_prepare(struct lr_peer *p)
 	char err[768], addr[INET6_ADDRSTRLEN];
 	int ret;
 
-	if (o->rtt)
+	if (o->tx.rtt)
 		return prepare_reflect(p);
 	ro = malloc(sizeof(*ro));
 	if (!ro)
@@ -225,7 +225,7 @@ int lr_peer_prepare(struct lr_peer *p)
 	lr_recv_opts_default(ro);
 	snprintf(ro->ifname, sizeof(ro->ifname), "%s", o->peer_ifname);
 	snprintf(ro->netns, sizeof(ro->netns), "%s", o->peer_netns);
-	ro->dst_port = o->dst_port;
+	ro->dst_port = o->tx.dst_port;
 	/* the receiver's clock minus ours: subtracted from every sample, loaded before the first frame */
 	ro->clock_offset_ns = p->have_before ? p->before.offset_ns : 0;
 	ret = lr_ctl_prepare_rx(p->c, ro, peer_address(p, addr, sizeof(addr)), &rd, err, sizeof(err));
@@ -275,7 +275,7 @@ void lr_peer_collect(struct lr_peer *p)
 
 	if (lr_peer_failed(p))
 		return;
-	if (p->o->rtt) {
+	if (p->o->tx.rtt) {
 		collect_reflect(p);
 		return;
 	}
@@ -329,7 +329,7 @@ static void report_reflect(const struct lr_peer *p)
 
 int lr_peer_report(struct lr_peer *p)
 {
-	if (p->o->rtt)
+	if (p->o->tx.rtt)
 		report_reflect(p);
 	else if (p->have_result)
 		lr_rx_summary(stderr, &p->x, &p->r);
@@ -364,11 +364,11 @@ static int reverse_prepare(struct lr_peer *p, struct reverse *v)
 	int ret;
 
 	v->t = *o;
-	snprintf(v->t.ifname, sizeof(v->t.ifname), "%s", o->peer_ifname);
+	snprintf(v->t.tx.ifname, sizeof(v->t.tx.ifname), "%s", o->peer_ifname);
 	snprintf(v->t.netns, sizeof(v->t.netns), "%s", o->peer_netns);
-	if (lr_if_addr(&v->ifc, o->family, &v->t.dst_ip))
+	if (lr_if_addr(&v->ifc, o->tx.family, &v->t.tx.dst_ip))
 		return lr_fail(LR_EXIT_USAGE, "send", "--reverse: %s has no %s address for the agent to send to",
-			       o->ifname, o->family == AF_INET6 ? "IPv6" : "IPv4");
+			       o->tx.ifname, o->tx.family == AF_INET6 ? "IPv6" : "IPv4");
 	ret = lr_ctl_prepare_tx(p->c, &v->t, peer_address(p, addr, sizeof(addr)), false, &rd, err, sizeof(err));
 	if (ret)
 		return prepare_failed(p, ret, err);
@@ -436,7 +436,7 @@ static int reverse_collect(struct lr_peer *p, struct reverse *v)
 		return lr_fail(LR_EXIT_RUNTIME, "send", "cannot read the receiver's counters: %s", strerror(-ret));
 	snprintf(v->x.engine, sizeof(v->x.engine), "%s", v->rx.ops->name);
 	snprintf(v->x.mode, sizeof(v->x.mode), "%s", v->rx.mode);
-	snprintf(v->x.ifname, sizeof(v->x.ifname), "%s", p->o->ifname);
+	snprintf(v->x.ifname, sizeof(v->x.ifname), "%s", p->o->tx.ifname);
 	v->x.secs = (double)(lr_now_ns() - v->start_ns) / 1e9;
 	if (!p->failed)
 		clock_after(p, &v->r, false);
@@ -479,15 +479,15 @@ int lr_peer_reverse(struct lr_peer *p)
 
 	if (!v)
 		return lr_fail(LR_EXIT_RUNTIME, "send", "out of memory");
-	ret = lr_if_open(p->o->ifname, &v->ifc, err, sizeof(err));
+	ret = lr_if_open(p->o->tx.ifname, &v->ifc, err, sizeof(err));
 	if (ret) {
 		free(v);
 		return lr_fail(LR_EXIT_USAGE, "send", "%s", err);
 	}
 	clock_before(p);
 	lr_recv_opts_default(&v->ro);
-	snprintf(v->ro.ifname, sizeof(v->ro.ifname), "%s", p->o->ifname);
-	v->ro.dst_port = p->o->dst_port;
+	snprintf(v->ro.ifname, sizeof(v->ro.ifname), "%s", p->o->tx.ifname);
+	v->ro.dst_port = p->o->tx.dst_port;
 	v->ro.quiet = true;
 	v->ro.verbose = p->o->verbose;
 	/* this side's clock minus the agent's, which stamps: the estimate's offset negated */
@@ -499,7 +499,7 @@ int lr_peer_reverse(struct lr_peer *p)
 	}
 	v->start_ns = lr_now_ns();
 	if (!p->o->quiet)
-		fprintf(stderr, "linerate send: receiver on %s: %s\n", p->o->ifname, line);
+		fprintf(stderr, "linerate send: receiver on %s: %s\n", p->o->tx.ifname, line);
 	ret = reverse_prepare(p, v);
 	if (!ret) {
 		reverse_run(p);

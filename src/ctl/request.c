@@ -409,7 +409,7 @@ int lr_ctl_prepare_tx_parse(struct json_object *msg, struct lr_send_opts *o, cha
 	lr_cli_defaults(&lr_send_cli, o);
 	ret = opts_get(msg, &lr_send_cli, tx_keys, tx_extra_fields, &x, o, err, errlen);
 	if (!ret)
-		ret = target_check("prepare_tx", o->ifname, x.address, x.route, err, errlen);
+		ret = target_check("prepare_tx", o->tx.ifname, x.address, x.route, err, errlen);
 	if (ret)
 		return ret;
 	/* how the options go together: send's own checks, which also settle the defaults that depend on others */

@@ -29,40 +29,40 @@ void lr_run_stream_opts(const struct lr_run *r, const struct lr_cfg_stream *st, 
 	const struct lr_cfg *cfg = r->cfg;
 
 	lr_send_opts_default(o);
-	snprintf(o->ifname, sizeof(o->ifname), "%s", cfg->tx_ifname);
-	o->engine = r->engine;
-	o->xsk_mode = cfg->xsk_mode;
-	o->nworkers = st->nqueues;
-	memcpy(o->queues, st->queues, sizeof(o->queues));
-	memcpy(o->cpus, st->cpus, sizeof(o->cpus));
-	o->cpus_set = st->cpus_set;
-	o->ncpus = st->nqueues;
-	o->size = st->size ? st->size : size;
-	o->flows = st->flows;
+	snprintf(o->tx.ifname, sizeof(o->tx.ifname), "%s", cfg->tx_ifname);
+	o->tx.engine = r->engine;
+	o->tx.xsk_mode = cfg->xsk_mode;
+	o->tx.nworkers = st->nqueues;
+	memcpy(o->tx.queues, st->queues, sizeof(o->tx.queues));
+	memcpy(o->tx.cpus, st->cpus, sizeof(o->tx.cpus));
+	o->tx.cpus_set = st->cpus_set;
+	o->tx.ncpus = st->nqueues;
+	o->tx.size = st->size ? st->size : size;
+	o->tx.flows = st->flows;
 	if (pps) {
 		uint64_t share = (uint64_t)llround((double)pps * st->share);
 
-		o->rate.kind = LR_RATE_PPS;
-		o->rate.value = share ? share : 1;
+		o->tx.rate.kind = LR_RATE_PPS;
+		o->tx.rate.value = share ? share : 1;
 	}
-	o->duration_ns = window_ns;
-	o->count = cfg->count;
-	o->family = st->family;
-	o->dst_family = st->family;
-	o->src_family = st->have_src_ip ? st->family : 0;
-	o->src_ip = st->src_ip;
-	o->dst_ip = st->dst_ip;
-	o->have_src_ip = st->have_src_ip;
-	o->have_dst_ip = true;
-	memcpy(o->src_mac, st->src_mac, 6);
-	memcpy(o->dst_mac, st->dst_mac, 6);
-	o->have_src_mac = st->have_src_mac;
-	o->have_dst_mac = st->have_dst_mac;
-	o->src_port = st->src_port;
-	o->dst_port = cfg->dst_port;
-	o->batch = cfg->batch ? cfg->batch : 64;
-	o->latency_every = cfg->latency_every;
-	o->rtt = lr_run_mode_rtt(cfg->mode);
+	o->tx.duration_ns = window_ns;
+	o->tx.count = cfg->count;
+	o->tx.family = st->family;
+	o->tx.dst_family = st->family;
+	o->tx.src_family = st->have_src_ip ? st->family : 0;
+	o->tx.src_ip = st->src_ip;
+	o->tx.dst_ip = st->dst_ip;
+	o->tx.have_src_ip = st->have_src_ip;
+	o->tx.have_dst_ip = true;
+	memcpy(o->tx.src_mac, st->src_mac, 6);
+	memcpy(o->tx.dst_mac, st->dst_mac, 6);
+	o->tx.have_src_mac = st->have_src_mac;
+	o->tx.have_dst_mac = st->have_dst_mac;
+	o->tx.src_port = st->src_port;
+	o->tx.dst_port = cfg->dst_port;
+	o->tx.batch = cfg->batch ? cfg->batch : 64;
+	o->tx.latency_every = cfg->latency_every;
+	o->tx.rtt = lr_run_mode_rtt(cfg->mode);
 	o->quiet = true;
 	o->silent = r->banner_done || r->o->quiet;
 	o->verbose = r->o->verbose;
@@ -73,7 +73,7 @@ void lr_run_stream_opts(const struct lr_run *r, const struct lr_cfg_stream *st, 
 	 * held by the agent for a remote sender; for a local one by run itself, once for every phase,
 	 * which the engine's probe must know too (live refuses a peer held only by other runs)
 	 */
-	o->prepare_peer = cfg->prepare_peer;
+	o->tx.prepare_peer = cfg->prepare_peer;
 }
 
 static void guess_limit(struct lr_step *s)
@@ -152,8 +152,8 @@ static int tx_sum(const struct lr_run *r, struct lr_tx *const *tx, const struct 
 		/* streams at different rates may stamp differently by default: the sparsest */
 		if (one->latency_every > t->latency_every)
 			t->latency_every = one->latency_every;
-		bytes += one->completed * (opts[i].size - LR_FCS_LEN);
-		add_size(s, opts[i].size, one->completed);
+		bytes += one->completed * (opts[i].tx.size - LR_FCS_LEN);
+		add_size(s, opts[i].tx.size, one->completed);
 		for (k = 0; k < one->nqueues && t->nqueues < LR_TX_MAX_QUEUES; k++)
 			t->queues[t->nqueues++] = one->queues[k];
 		/*
@@ -283,9 +283,7 @@ static void keep_engine(struct lr_run *r, const struct lr_tx *tx)
 {
 	const char *name = lr_tx_ops(tx)->name;
 
-	r->engine = !strcmp(name, "live")    ? LR_ENGINE_LIVE :
-		    !strcmp(name, "afxdp") ? LR_ENGINE_AFXDP :
-					     LR_ENGINE_PACKET;
+	r->engine = lr_engine_kind_of(name);
 	r->tx_engine = name;
 }
 
@@ -327,7 +325,7 @@ static int remote_phase(struct lr_run *r, unsigned int size, uint64_t pps, uint6
 		ret = lr_run_rx_wait(r, s ? EOT_WAIT_NS : WARMUP_WAIT_NS, s ? &s->rx : scratch, &complete);
 	if (ret || !s)
 		return ret;
-	add_size(s, opts[0].size, s->tx.completed);
+	add_size(s, opts[0].tx.size, s->tx.completed);
 	s->offered_pps = pps;
 	snprintf(s->cost_why, sizeof(s->cost_why), "the senders run on an agent");
 	settle(r, s, complete);
@@ -408,7 +406,7 @@ static int run_phase(struct lr_run *r, unsigned int size, uint64_t pps, uint64_t
 	}
 	for (i = 0; i < cfg->nstreams; i++) {
 		lr_run_stream_opts(r, &cfg->streams[i], size, pps, window_ns, &opts[i]);
-		ret = lr_tx_open(&opts[i], base, r->flows_total, &tx[i], &e);
+		ret = lr_tx_open(&opts[i].tx, base, r->flows_total, &tx[i], &e);
 		if (ret) {
 			tx_fail(&e);
 			/* gone between the check and the open: the sender said its part, this says why */

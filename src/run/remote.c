@@ -132,8 +132,8 @@ static const char *doc_string(struct json_object *doc, const char *key)
  */
 static uint64_t tx_window_ns(const struct lr_send_opts *o, uint64_t window_ns)
 {
-	uint64_t pps = o->rate.kind == LR_RATE_MAX ? 0 : lr_rate_pps(&o->rate, o->size);
-	uint64_t by_count = !o->count ? 0 : pps ? (uint64_t)((double)o->count / (double)pps * NS) : 60 * NS;
+	uint64_t pps = o->tx.rate.kind == LR_RATE_MAX ? 0 : lr_rate_pps(&o->tx.rate, o->tx.size);
+	uint64_t by_count = !o->tx.count ? 0 : pps ? (uint64_t)((double)o->tx.count / (double)pps * NS) : 60 * NS;
 
 	if (window_ns && (!by_count || window_ns < by_count))
 		return window_ns;
@@ -183,9 +183,7 @@ int lr_run_remote_tx(struct lr_run *r, const struct lr_send_opts *o, uint64_t wi
 	}
 	if (!r->banner_done) {
 		r->tx_engine = intern(doc_string(doc, "engine"));
-		r->engine = !strcmp(r->tx_engine, "live")  ? LR_ENGINE_LIVE :
-			    !strcmp(r->tx_engine, "afxdp") ? LR_ENGINE_AFXDP :
-							     LR_ENGINE_PACKET;
+		r->engine = lr_engine_kind_of(r->tx_engine);
 		r->banner_done = true;
 	}
 	/* the agent held the peer's GRO for this phase: the last phase's word is the one that stands */

@@ -93,7 +93,7 @@ static int check(struct lr_run *r, char *err, size_t errlen)
 		struct lr_send_opts so;
 
 		lr_run_stream_opts(r, st, LR_MIN_FRAME, 0, NS, &so);
-		if (lr_tx_check_cpus(&so, err, errlen)) {
+		if (lr_tx_check_cpus(&so.tx, err, errlen)) {
 			fprintf(stderr, "linerate run: %s:%d: %s%s%s cpus: %s\n", cfg->path, st->line,
 				st->name[0] ? "[stream " : "[tx]", st->name, st->name[0] ? "]" : "", err);
 			return LR_EXIT_USAGE;

@@ -45,7 +45,7 @@ struct xsk_priv {
 	bool zerocopy;
 };
 
-static int afxdp_probe(const struct lr_if *ifc, const struct lr_send_opts *o, char *why, size_t len)
+static int afxdp_probe(const struct lr_if *ifc, const struct lr_tx_spec *o, char *why, size_t len)
 {
 	int fd, err;
 
@@ -157,11 +157,11 @@ static int afxdp_open(struct lr_worker *w)
 	}
 
 	err = -EOPNOTSUPP;
-	if (w->opts->xsk_mode != LR_XSK_COPY) {
+	if (w->spec->xsk_mode != LR_XSK_COPY) {
 		err = create_retry(w, x, true);
 		if (!err)
 			x->zerocopy = true;
-		else if (w->opts->xsk_mode == LR_XSK_ZEROCOPY || err == -EBUSY)
+		else if (w->spec->xsk_mode == LR_XSK_ZEROCOPY || err == -EBUSY)
 			goto fail;	/* still busy: another socket holds the queue, in any mode */
 		else
 			snprintf(w->note, sizeof(w->note), "zero-copy unsupported by %s%s%s (%s); copy mode in use",
@@ -199,7 +199,7 @@ fail:
 			 w->ifc->name, w->queue);
 	else
 		snprintf(w->errmsg, sizeof(w->errmsg), "afxdp: cannot bind to %s queue %u in %s mode: %s",
-			 w->ifc->name, w->queue, w->opts->xsk_mode == LR_XSK_ZEROCOPY ? "zero-copy" : "copy",
+			 w->ifc->name, w->queue, w->spec->xsk_mode == LR_XSK_ZEROCOPY ? "zero-copy" : "copy",
 			 strerror(-err));
 	munmap(x->map, x->map_len);
 	free(x);

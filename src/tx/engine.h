@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stddef.h>
-#include "cmd/opts.h"
+#include "tx/spec.h"
 #include "sys/netdev.h"
 #include "tx/frame.h"
 #include "util/capture.h"
@@ -30,7 +30,7 @@ struct lr_engine_ops {
 	unsigned int batch;	/* frames per tx() at full speed, 0: --batch */
 	uint64_t slice_ns;	/* paced: the least time one tx() should cover (bursts of rate x slice) */
 	/* Can it run here? 0, or -errno with the reason in @why. */
-	int (*probe)(const struct lr_if *ifc, const struct lr_send_opts *o, char *why, size_t len);
+	int (*probe)(const struct lr_if *ifc, const struct lr_tx_spec *o, char *why, size_t len);
 	/* One socket/ring per worker/queue; message in w->errmsg on failure. */
 	int (*open)(struct lr_worker *w);
 	/*
@@ -85,7 +85,7 @@ struct lr_worker_stats {
 
 struct lr_worker {
 	unsigned int index, queue, cpu;
-	const struct lr_send_opts *opts;
+	const struct lr_tx_spec *spec;
 	const struct lr_if *ifc;
 	const struct lr_tmpl *tmpl;
 	const struct lr_engine_ops *ops;
@@ -191,14 +191,14 @@ static inline unsigned int lr_worker_fill(struct lr_worker *w, uint8_t *pkt)
 		uint64_t seq = w->flow_seq[k]++;
 
 		/* --latency-every: a timestamp in one frame in N of the flow, none (0) in the others */
-		if (w->opts->rtt)
+		if (w->spec->rtt)
 			lr_frame_stamp(w->tmpl, pkt, LR_MAGIC_RTT, (uint16_t)flow, seq,
 				       (seq & w->stamp_mask ? 0 : lr_rtt_tail(w->stamp_ns)) | w->tmpl->rtt_id);
 		else
 			lr_frame_stamp(w->tmpl, pkt, LR_MAGIC_DATA, (uint16_t)flow, seq,
 				       seq & w->stamp_mask ? 0 : w->stamp_ns);
 	} else {
-		lr_frame_stamp(w->tmpl, pkt, w->opts->rtt ? LR_MAGIC_RTT_EOT : LR_MAGIC_EOT, (uint16_t)flow,
+		lr_frame_stamp(w->tmpl, pkt, w->spec->rtt ? LR_MAGIC_RTT_EOT : LR_MAGIC_EOT, (uint16_t)flow,
 			       w->flow_seq[k], ((uint64_t)w->flows_total << 48) | w->tmpl->rtt_id);
 	}
 	if (++w->flow_cur == w->nflows)

@@ -143,7 +143,7 @@ out:
 	return ret;
 }
 
-static int live_probe(const struct lr_if *ifc, const struct lr_send_opts *o, char *why, size_t len)
+static int live_probe(const struct lr_if *ifc, const struct lr_tx_spec *o, char *why, size_t len)
 {
 	struct lr_if_xdp feat = { 0 };
 	char at[LR_PREP_DEVICE_MAX + LR_PREP_NETNS_MAX + 16];
@@ -247,7 +247,7 @@ static int prog_load(struct lr_worker *w, bool sampling, struct live **out)
 	skel->rodata->cfg_l4_off = t->l4_off;
 	skel->rodata->cfg_csum_base = t->csum_base;
 	skel->rodata->cfg_src_port = t->src_port;
-	skel->rodata->cfg_rtt = w->opts->rtt;
+	skel->rodata->cfg_rtt = w->spec->rtt;
 	skel->rodata->cfg_rtt_id = t->rtt_id;
 	memcpy((void *)skel->rodata->cfg_head, t->data, (size_t)words * 8);
 	skel->rodata->cfg_head_words = words;
@@ -293,10 +293,10 @@ static int live_open(struct lr_worker *w)
 		snprintf(w->note, sizeof(w->note), "live: %s: runs change the XDP dispatcher, so are "
 			 "long (50 ms slices if paced)", why);
 	/*
-	 * send attaches its sampler after open, but says --pcap in its options;
-	 * run, whose options do not, gets a sampling program from live_arm().
+	 * send attaches its sampler after open, but says so in the spec (sampled);
+	 * run, whose specs do not, gets a sampling program from live_arm().
 	 */
-	x->sampling = w->opts->pcap[0] || w->sampler;
+	x->sampling = w->spec->sampled || w->sampler;
 	ret = prog_load(w, x->sampling, &x->skel);
 	if (ret)
 		goto fail;

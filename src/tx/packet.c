@@ -39,7 +39,7 @@ struct pkt_priv {
 	unsigned int inflight;	/* slots from tail up to head */
 };
 
-static int packet_probe(const struct lr_if *ifc, const struct lr_send_opts *o, char *why, size_t len)
+static int packet_probe(const struct lr_if *ifc, const struct lr_tx_spec *o, char *why, size_t len)
 {
 	int fd, err;
 

@@ -11,7 +11,7 @@
 void lr_tx_summary(FILE *f, const struct lr_tx *c, const struct lr_tx_result *r, double secs,
 		   const struct lr_prep_result *prep)
 {
-	const struct lr_send_opts *o = c->o;
+	const struct lr_tx_spec *o = c->o;
 	char b1[32], line[512];
 	unsigned int i;
 
@@ -92,7 +92,7 @@ struct json_object *lr_tx_doc(const struct lr_tx *c, const struct lr_tx_result *
 			      const struct lr_rtt_result *rtt, const struct lr_prep_result *prep)
 {
 	static const struct lr_prep_result not_asked = { .asked = false };
-	const struct lr_send_opts *o = c->o;
+	const struct lr_tx_spec *o = c->o;
 	struct json_object *root = lr_json_doc("send");
 
 	json_object_object_add(root, "engine", json_object_new_string(c->ops->name));

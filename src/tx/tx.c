@@ -57,7 +57,7 @@ static int master_addr(const struct lr_tx *c, int family, struct in6_addr *out)
  */
 static int prepare_replay(struct lr_tx *c, struct lr_err *e)
 {
-	const struct lr_send_opts *o = c->o;
+	const struct lr_tx_spec *o = c->o;
 	/* AF_XDP frames hold 4 KiB; a jumbo replay is not supported yet */
 	unsigned int max_len = c->ifc.mtu + LR_ETH_HLEN < 4096 ? c->ifc.mtu + LR_ETH_HLEN : 4096;
 	struct lr_pcap_frames *fr = &c->replay_frames;
@@ -101,7 +101,7 @@ static int prepare_replay(struct lr_tx *c, struct lr_err *e)
 /* Interface checks, addresses and the template; every failure here is the user's to fix (exit 2). */
 static int prepare(struct lr_tx *c, struct lr_err *e)
 {
-	const struct lr_send_opts *o = c->o;
+	const struct lr_tx_spec *o = c->o;
 	struct lr_frame_spec spec = { 0 };
 	char err[512];
 	unsigned int i;
@@ -182,7 +182,7 @@ static void close_workers(struct lr_tx *c)
 static int try_engine(void *ctx, const struct lr_cand *cand, char *why, size_t len)
 {
 	struct lr_tx *c = ctx;
-	const struct lr_send_opts *o = c->o;
+	const struct lr_tx_spec *o = c->o;
 	unsigned int i;
 	int ret;
 
@@ -226,7 +226,7 @@ static unsigned int allowed_cpus(unsigned int *out, unsigned int max)
 }
 
 /* Worker @i's CPU: the one --cpus names, else the queue's index into the CPUs we may use. */
-static unsigned int worker_cpu(const struct lr_send_opts *o, unsigned int i, const unsigned int *allowed,
+static unsigned int worker_cpu(const struct lr_tx_spec *o, unsigned int i, const unsigned int *allowed,
 			       unsigned int nallowed)
 {
 	if (o->cpus_set)
@@ -234,7 +234,7 @@ static unsigned int worker_cpu(const struct lr_send_opts *o, unsigned int i, con
 	return nallowed ? allowed[o->queues[i] % nallowed] : o->queues[i];
 }
 
-int lr_tx_check_cpus(const struct lr_send_opts *o, char *err, size_t errlen)
+int lr_tx_check_cpus(const struct lr_tx_spec *o, char *err, size_t errlen)
 {
 	unsigned int allowed[CPU_SETSIZE], n, i, k;
 
@@ -261,7 +261,7 @@ static int open_engine(struct lr_tx *c, struct lr_err *e)
 		{ "afxdp", try_engine, &lr_engine_afxdp },
 		{ "packet", try_engine, &lr_engine_packet },
 	};
-	const struct lr_send_opts *o = c->o;
+	const struct lr_tx_spec *o = c->o;
 	const struct lr_cand *cands = all;
 	uint64_t pps = lr_rate_pps(&o->rate, c->frame_bytes);
 	unsigned int allowed[CPU_SETSIZE], nallowed = allowed_cpus(allowed, CPU_SETSIZE);
@@ -298,7 +298,7 @@ static int open_engine(struct lr_tx *c, struct lr_err *e)
 
 		w->queue = o->queues[i];
 		w->cpu = worker_cpu(o, i, allowed, nallowed);
-		w->opts = o;
+		w->spec = o;
 		w->ifc = &c->ifc;
 		w->tmpl = &c->tmpl;
 		w->go = &c->go;
@@ -370,7 +370,7 @@ uint64_t lr_tx_worker_done(const struct lr_worker *w)
 
 void lr_tx_live_line(struct lr_tx *c, uint64_t *prev, uint64_t dt_ns, char *line, size_t len)
 {
-	const struct lr_send_opts *o = c->o;
+	const struct lr_tx_spec *o = c->o;
 	char b1[32];
 	uint64_t tot = 0, dtot = 0;
 	unsigned int i;
@@ -433,7 +433,7 @@ static void snap_data_end(void *arg)
 
 int lr_tx_start(struct lr_tx *c, struct lr_err *e)
 {
-	const struct lr_send_opts *o = c->o;
+	const struct lr_tx_spec *o = c->o;
 	unsigned int i;
 	int ret;
 
@@ -507,7 +507,7 @@ bool lr_tx_done(const struct lr_tx *c)
  */
 static void cpu_account(struct lr_tx *c)
 {
-	const struct lr_send_opts *o = c->o;
+	const struct lr_tx_spec *o = c->o;
 	struct lr_cost_cpus cc = { 0 };
 	uint64_t ks1[LR_MAX_CPUS];
 	unsigned int i, k;
@@ -601,7 +601,7 @@ _Static_assert(LR_TX_MAX_QUEUES >= LR_MAX_WORKERS, "a tx result holds every work
 
 void lr_tx_collect(struct lr_tx *c, struct lr_tx_result *r, double *secs)
 {
-	const struct lr_send_opts *o = c->o;
+	const struct lr_tx_spec *o = c->o;
 	uint64_t qdev[LR_MAX_WORKERS] = { 0 }, end = 0, dropped = 0;
 	bool have_qdev = c->have_qdev && !queue_counters(c, qdev);
 	struct lr_dev_counters now, d;
@@ -661,7 +661,7 @@ void lr_tx_collect(struct lr_tx *c, struct lr_tx_result *r, double *secs)
 	r->cpu = c->cpu;
 }
 
-int lr_tx_prepare(const struct lr_send_opts *o, unsigned int flow_base, unsigned int flows_total, struct lr_tx **out,
+int lr_tx_prepare(const struct lr_tx_spec *o, unsigned int flow_base, unsigned int flows_total, struct lr_tx **out,
 		  struct lr_err *err)
 {
 	struct lr_tx *c;
@@ -689,7 +689,7 @@ int lr_tx_engine_open(struct lr_tx *c, struct lr_err *err)
 	return open_engine(c, err);
 }
 
-int lr_tx_open(const struct lr_send_opts *o, unsigned int flow_base, unsigned int flows_total, struct lr_tx **out,
+int lr_tx_open(const struct lr_tx_spec *o, unsigned int flow_base, unsigned int flows_total, struct lr_tx **out,
 	       struct lr_err *err)
 {
 	struct lr_tx *c;
@@ -739,3 +739,21 @@ void lr_tx_sample(struct lr_tx *c, struct lr_sampler *smp, unsigned int producer
 	}
 }
 
+
+enum lr_engine_kind lr_engine_kind_of(const char *name)
+{
+	static const struct {
+		const struct lr_engine_ops *ops;
+		enum lr_engine_kind kind;
+	} all[] = {
+		{ &lr_engine_live, LR_ENGINE_LIVE },
+		{ &lr_engine_afxdp, LR_ENGINE_AFXDP },
+		{ &lr_engine_packet, LR_ENGINE_PACKET },
+	};
+	unsigned int i;
+
+	for (i = 0; name && i < sizeof(all) / sizeof(all[0]); i++)
+		if (!strcmp(name, all[i].ops->name))
+			return all[i].kind;
+	return LR_ENGINE_AUTO;
+}

@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
-#include "cmd/opts.h"
+#include "tx/spec.h"
 #include "tx/engine.h"
 #include "util/err.h"
 #include "util/result.h"
@@ -23,7 +23,7 @@ struct json_object;
  * on failure. The library prints nothing: the caller says what it wants of
  * lr_tx_notice() and lr_tx_engine_line().
  */
-int lr_tx_open(const struct lr_send_opts *o, unsigned int flow_base, unsigned int flows_total, struct lr_tx **out,
+int lr_tx_open(const struct lr_tx_spec *o, unsigned int flow_base, unsigned int flows_total, struct lr_tx **out,
 	       struct lr_err *err);
 /*
  * lr_tx_open() in two steps, for a caller that changes something between the checks and the engine
@@ -31,7 +31,7 @@ int lr_tx_open(const struct lr_send_opts *o, unsigned int flow_base, unsigned in
  * 2, one line), nothing left open on failure; then the engine and the workers, after which
  * lr_tx_close() frees @t whether that succeeded or not.
  */
-int lr_tx_prepare(const struct lr_send_opts *o, unsigned int flow_base, unsigned int flows_total, struct lr_tx **out,
+int lr_tx_prepare(const struct lr_tx_spec *o, unsigned int flow_base, unsigned int flows_total, struct lr_tx **out,
 		  struct lr_err *err);
 int lr_tx_engine_open(struct lr_tx *t, struct lr_err *err);
 /* What to tell the user before the test (a replay's skipped frames), {key} spelled; NULL: nothing. */
@@ -39,7 +39,7 @@ const char *lr_tx_notice(const struct lr_tx *t);
 /* The engine chosen, its mode, queues and CPUs, and why (after lr_tx_engine_open()). */
 const char *lr_tx_engine_line(const struct lr_tx *t);
 /* The CPUs given name only CPUs this process may run on (its affinity mask). 0, or -EINVAL with one line. */
-int lr_tx_check_cpus(const struct lr_send_opts *o, char *err, size_t errlen);
+int lr_tx_check_cpus(const struct lr_tx_spec *o, char *err, size_t errlen);
 /* Starts the worker threads; they wait for lr_tx_go(). Exit code, the reason in @err. */
 int lr_tx_start(struct lr_tx *t, struct lr_err *err);
 /*

@@ -14,7 +14,7 @@
 #include "util/choose.h"
 
 struct lr_tx {
-	const struct lr_send_opts *o;
+	const struct lr_tx_spec *o;
 	struct lr_if ifc;
 	struct lr_tmpl tmpl;
 	const struct lr_engine_ops *ops;

@@ -102,7 +102,7 @@ static void data_end_barrier(struct lr_worker *w, bool wait)
 /* Frames per tx() call: the worker's own (set by open), the engine's, or --batch. */
 static unsigned int worker_batch(const struct lr_worker *w)
 {
-	return w->batch ? w->batch : w->ops->batch ? w->ops->batch : w->opts->batch;
+	return w->batch ? w->batch : w->ops->batch ? w->ops->batch : w->spec->batch;
 }
 
 /*
@@ -123,7 +123,7 @@ static int send_markers(struct lr_worker *w)
 	if (w->replay && w->replay->eot_frame == w->replay->fr->n)
 		return 0;
 	w->eot_phase = true;
-	for (r = 0; r < w->opts->eot_repeat; r++) {
+	for (r = 0; r < w->spec->eot_repeat; r++) {
 		unsigned int left = w->nflows;
 		uint64_t end = lr_now_ns() + DRAIN_TIMEOUT_NS;
 
@@ -212,7 +212,7 @@ static int send_timed(struct lr_worker *w)
 		i = w->stats.queued;
 		if (w->limit && i >= w->limit)
 			break;
-		for (k = 0; k < w->opts->batch && (!w->limit || i + k < w->limit); k++) {
+		for (k = 0; k < w->spec->batch && (!w->limit || i + k < w->limit); k++) {
 			uint64_t j = i + k;
 
 			due = start + (j / fr->n) * loop_ns + (fr->f[j % fr->n].ts_ns - base);
@@ -244,7 +244,7 @@ static int send_data(struct lr_worker *w)
 	uint64_t now, want, allow;
 	int n;
 
-	if (w->replay && w->opts->replay_timing)
+	if (w->replay && w->spec->replay_timing)
 		return send_timed(w);
 	now = lr_now_ns();
 	lr_pacer_init(&pacer, w->pps, lr_pace_burst(w->pps, batch, slice_ns), now);

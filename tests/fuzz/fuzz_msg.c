@@ -95,10 +95,10 @@ static void parse_all(struct json_object *m)
 		     R_PREPARE_TX);
 	if (!ret) {
 		/* exactly one way to the interface: its name, an address it holds, or the route */
-		CHECK((!!tx.ifname[0]) + (!!address[0]) + route == 1);
-		CHECK(tx.nworkers >= 1 && tx.nworkers <= LR_MAX_WORKERS && tx.flows >= tx.nworkers);
-		CHECK(tx.have_dst_ip && (tx.family == AF_INET || tx.family == AF_INET6));
-		CHECK(tx.count || tx.duration_ns);
+		CHECK((!!tx.tx.ifname[0]) + (!!address[0]) + route == 1);
+		CHECK(tx.tx.nworkers >= 1 && tx.tx.nworkers <= LR_MAX_WORKERS && tx.tx.flows >= tx.tx.nworkers);
+		CHECK(tx.tx.have_dst_ip && (tx.tx.family == AF_INET || tx.tx.family == AF_INET6));
+		CHECK(tx.tx.count || tx.tx.duration_ns);
 	}
 	ret = judged(lr_ctl_prepare_reflect_parse(m, &fo, address, err, sizeof(err)), err, sizeof(err),
 		     R_PREPARE_REFLECT);

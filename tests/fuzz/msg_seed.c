@@ -461,7 +461,7 @@ int main(int argc, char **argv)
 	s = (struct seed){ .name = "prepare_tx" };
 	add(&s, lr_ctl_prepare_tx_msg(&tx, "", false), prepare_tx_ok);
 	ret |= emit(dir, &s);
-	tx.ifname[0] = '\0';
+	tx.tx.ifname[0] = '\0';
 	s = (struct seed){ .name = "prepare_tx_address" };
 	add(&s, lr_ctl_prepare_tx_msg(&tx, "198.18.0.2", false), prepare_tx_ok);
 	ret |= emit(dir, &s);

@@ -45,22 +45,22 @@ static struct json_object *with(struct json_object *m, const char *key, const ch
 static void sender(struct lr_send_opts *o)
 {
 	lr_cli_defaults(&lr_send_cli, o);
-	snprintf(o->ifname, sizeof(o->ifname), "veth1");
-	o->engine = LR_ENGINE_PACKET;
-	o->size = 128;
-	o->flows = 4;
-	o->nworkers = 2;
-	o->queues[1] = 1;
-	o->count = 5000;
-	o->rate.kind = LR_RATE_PPS;
-	o->rate.value = 20000;
-	inet_pton(AF_INET, "198.18.0.2", &o->dst_ip);
-	o->have_dst_ip = true;
-	o->dst_family = AF_INET;
-	o->dst_mac[0] = 0x02;
-	o->dst_mac[5] = 0x07;
-	o->have_dst_mac = true;
-	o->dst_port = 9000;
+	snprintf(o->tx.ifname, sizeof(o->tx.ifname), "veth1");
+	o->tx.engine = LR_ENGINE_PACKET;
+	o->tx.size = 128;
+	o->tx.flows = 4;
+	o->tx.nworkers = 2;
+	o->tx.queues[1] = 1;
+	o->tx.count = 5000;
+	o->tx.rate.kind = LR_RATE_PPS;
+	o->tx.rate.value = 20000;
+	inet_pton(AF_INET, "198.18.0.2", &o->tx.dst_ip);
+	o->tx.have_dst_ip = true;
+	o->tx.dst_family = AF_INET;
+	o->tx.dst_mac[0] = 0x02;
+	o->tx.dst_mac[5] = 0x07;
+	o->tx.have_dst_mac = true;
+	o->tx.dst_port = 9000;
 	assert_int_equal(lr_send_cli.check(o, err, sizeof(err)), 0);
 }
 
@@ -76,41 +76,41 @@ static void test_prepare_tx(void **state)
 	m = lr_ctl_prepare_tx_msg(a, "", false);
 	assert_int_equal(lr_ctl_prepare_tx_parse(m, b, address, &route, err, sizeof(err)), 0);
 	assert_false(route);
-	assert_string_equal(b->ifname, "veth1");
-	assert_int_equal(b->engine, LR_ENGINE_PACKET);
-	assert_int_equal(b->size, 128);
-	assert_int_equal(b->flows, 4);
-	assert_int_equal(b->nworkers, 2);
-	assert_int_equal(b->queues[1], 1);
-	assert_false(b->cpus_set);
-	assert_int_equal(b->count, 5000);
-	assert_int_equal(b->duration_ns, 0);
-	assert_int_equal(b->rate.kind, LR_RATE_PPS);
-	assert_int_equal(b->rate.value, 20000);
-	assert_memory_equal(&b->dst_ip, &a->dst_ip, sizeof(a->dst_ip));
-	assert_int_equal(b->family, AF_INET);
-	assert_false(b->have_src_ip);
-	assert_true(b->have_dst_mac);
-	assert_memory_equal(b->dst_mac, a->dst_mac, 6);
-	assert_false(b->have_src_mac);
-	assert_int_equal(b->src_port, a->src_port);
-	assert_int_equal(b->dst_port, 9000);
-	assert_int_equal(b->batch, a->batch);
+	assert_string_equal(b->tx.ifname, "veth1");
+	assert_int_equal(b->tx.engine, LR_ENGINE_PACKET);
+	assert_int_equal(b->tx.size, 128);
+	assert_int_equal(b->tx.flows, 4);
+	assert_int_equal(b->tx.nworkers, 2);
+	assert_int_equal(b->tx.queues[1], 1);
+	assert_false(b->tx.cpus_set);
+	assert_int_equal(b->tx.count, 5000);
+	assert_int_equal(b->tx.duration_ns, 0);
+	assert_int_equal(b->tx.rate.kind, LR_RATE_PPS);
+	assert_int_equal(b->tx.rate.value, 20000);
+	assert_memory_equal(&b->tx.dst_ip, &a->tx.dst_ip, sizeof(a->tx.dst_ip));
+	assert_int_equal(b->tx.family, AF_INET);
+	assert_false(b->tx.have_src_ip);
+	assert_true(b->tx.have_dst_mac);
+	assert_memory_equal(b->tx.dst_mac, a->tx.dst_mac, 6);
+	assert_false(b->tx.have_src_mac);
+	assert_int_equal(b->tx.src_port, a->tx.src_port);
+	assert_int_equal(b->tx.dst_port, 9000);
+	assert_int_equal(b->tx.batch, a->tx.batch);
 	assert_string_equal(address, "");
 	json_object_put(m);
 
 	/* by address instead of interface; a duration and the max rate */
-	a->ifname[0] = '\0';
-	a->count = 0;
-	a->duration_ns = 1500000000ULL;
-	a->rate.kind = LR_RATE_MAX;
+	a->tx.ifname[0] = '\0';
+	a->tx.count = 0;
+	a->tx.duration_ns = 1500000000ULL;
+	a->tx.rate.kind = LR_RATE_MAX;
 	m = lr_ctl_prepare_tx_msg(a, "198.18.0.1", false);
 	assert_int_equal(lr_ctl_prepare_tx_parse(m, b, address, &route, err, sizeof(err)), 0);
-	assert_string_equal(b->ifname, "");
+	assert_string_equal(b->tx.ifname, "");
 	assert_string_equal(address, "198.18.0.1");
 	assert_false(route);
-	assert_int_equal(b->duration_ns, 1500000000ULL);
-	assert_int_equal(b->rate.kind, LR_RATE_MAX);
+	assert_int_equal(b->tx.duration_ns, 1500000000ULL);
+	assert_int_equal(b->tx.rate.kind, LR_RATE_MAX);
 	json_object_put(m);
 
 	/* by the route to dst_ip (version 4): neither an interface nor an address */
@@ -118,9 +118,9 @@ static void test_prepare_tx(void **state)
 	assert_true(json_object_get_boolean(json_object_object_get(m, "route")));
 	assert_int_equal(lr_ctl_prepare_tx_parse(m, b, address, &route, err, sizeof(err)), 0);
 	assert_true(route);
-	assert_string_equal(b->ifname, "");
+	assert_string_equal(b->tx.ifname, "");
 	assert_string_equal(address, "");
-	assert_memory_equal(&b->dst_ip, &a->dst_ip, sizeof(a->dst_ip));
+	assert_memory_equal(&b->tx.dst_ip, &a->tx.dst_ip, sizeof(a->tx.dst_ip));
 	json_object_put(m);
 	free(a);
 	free(b);
@@ -718,7 +718,7 @@ static void test_cli(void **state)
 	assert_int_equal(cli(&lr_send_cli, s, "-i v0 --dst-ip 198.18.0.2 --peer b --clock sometimes"), -EINVAL);
 	/* --rtt through an agent: its reflector; one clock, this side's, so nothing to estimate */
 	assert_int_equal(cli(&lr_send_cli, s, "-i v0 --dst-ip 198.18.0.2 --peer b --rtt --peer-interface ul0"), 0);
-	assert_true(s->rtt);
+	assert_true(s->tx.rtt);
 	assert_int_equal(cli(&lr_send_cli, s, "-i v0 --dst-ip 198.18.0.2 --peer b --rtt --clock estimate"), -EINVAL);
 	assert_non_null(strstr(err, "--clock estimate: --rtt times the round trip on this side's one clock"));
 	assert_int_equal(cli(&lr_send_cli, s, "-i v0 --dst-ip 198.18.0.2 --peer b --rtt --reverse"), -EINVAL);

@@ -108,25 +108,25 @@ static void test_send_defaults(void **state)
 
 	(void)state;
 	expect_ok(&c, send_parse(&c, &o, args), "minimal send");
-	assert_string_equal(o.ifname, "veth0");
-	assert_int_equal(o.size, 64);
-	assert_int_equal(o.flows, 1);
-	assert_int_equal(o.rate.kind, LR_RATE_MAX);
-	assert_int_equal(o.nworkers, 1);
-	assert_int_equal(o.queues[0], 0);
-	assert_false(o.cpus_set);
-	assert_true(o.count == 0);
-	assert_int_equal(o.family, AF_INET);
-	assert_true(o.have_dst_ip);
-	assert_false(o.have_src_ip);
+	assert_string_equal(o.tx.ifname, "veth0");
+	assert_int_equal(o.tx.size, 64);
+	assert_int_equal(o.tx.flows, 1);
+	assert_int_equal(o.tx.rate.kind, LR_RATE_MAX);
+	assert_int_equal(o.tx.nworkers, 1);
+	assert_int_equal(o.tx.queues[0], 0);
+	assert_false(o.tx.cpus_set);
+	assert_true(o.tx.count == 0);
+	assert_int_equal(o.tx.family, AF_INET);
+	assert_true(o.tx.have_dst_ip);
+	assert_false(o.tx.have_src_ip);
 	ip4(&dst, "198.18.0.2");
-	assert_memory_equal(&o.dst_ip, &dst, 4);
-	assert_false(o.have_dst_mac);
-	assert_int_equal(o.dst_port, LR_DEFAULT_DST_PORT);
-	assert_int_equal(o.src_port, LR_DEFAULT_SRC_PORT);
+	assert_memory_equal(&o.tx.dst_ip, &dst, 4);
+	assert_false(o.tx.have_dst_mac);
+	assert_int_equal(o.tx.dst_port, LR_DEFAULT_DST_PORT);
+	assert_int_equal(o.tx.src_port, LR_DEFAULT_SRC_PORT);
 	assert_string_equal(o.netns, "");
 	assert_string_equal(o.json, "");
-	assert_int_equal(o.engine, LR_ENGINE_AUTO);
+	assert_int_equal(o.tx.engine, LR_ENGINE_AUTO);
 	cmd_free(&c);
 }
 
@@ -143,10 +143,10 @@ static void test_send_src_port_base(void **state)
 	(void)state;
 	assert_int_equal(LR_DEFAULT_SRC_PORT, 55000);
 	expect_ok(&c, send_parse(&c, &o, fit), "10536 flows");
-	assert_int_equal(o.src_port, 55000);
+	assert_int_equal(o.tx.src_port, 55000);
 	cmd_free(&c);
 	expect_ok(&c, send_parse(&c, &o, many), "20000 flows");
-	assert_int_equal(o.src_port, 65536 - 20000);
+	assert_int_equal(o.tx.src_port, 65536 - 20000);
 	cmd_free(&c);
 	/* a port the user chose is kept, and then it must fit */
 	expect_error(&c, send_parse(&c, &o, given), "20000 flows from 60000", "65535", NULL);
@@ -170,30 +170,30 @@ static void test_send_all_options(void **state)
 
 	(void)state;
 	expect_ok(&c, send_parse(&c, &o, args), "send with every option");
-	assert_string_equal(o.ifname, "veth0");
-	assert_int_equal(o.size, 128);
-	assert_int_equal(o.flows, 8);
-	assert_int_equal(o.rate.kind, LR_RATE_PPS);
-	assert_true(o.rate.value == 1000000);
-	assert_true(o.count == 1000);
-	assert_true(o.duration_ns == 5 * NS);
-	assert_int_equal(o.nworkers, 2);
-	assert_int_equal(o.queues[0], 0);
-	assert_int_equal(o.queues[1], 1);
-	assert_true(o.cpus_set);
-	assert_int_equal(o.cpus[0], 0);
-	assert_int_equal(o.cpus[1], 1);
-	assert_int_equal(o.family, AF_INET);
-	assert_true(o.have_dst_ip);
-	assert_true(o.have_src_ip);
+	assert_string_equal(o.tx.ifname, "veth0");
+	assert_int_equal(o.tx.size, 128);
+	assert_int_equal(o.tx.flows, 8);
+	assert_int_equal(o.tx.rate.kind, LR_RATE_PPS);
+	assert_true(o.tx.rate.value == 1000000);
+	assert_true(o.tx.count == 1000);
+	assert_true(o.tx.duration_ns == 5 * NS);
+	assert_int_equal(o.tx.nworkers, 2);
+	assert_int_equal(o.tx.queues[0], 0);
+	assert_int_equal(o.tx.queues[1], 1);
+	assert_true(o.tx.cpus_set);
+	assert_int_equal(o.tx.cpus[0], 0);
+	assert_int_equal(o.tx.cpus[1], 1);
+	assert_int_equal(o.tx.family, AF_INET);
+	assert_true(o.tx.have_dst_ip);
+	assert_true(o.tx.have_src_ip);
 	ip4(&a, "198.18.0.2");
-	assert_memory_equal(&o.dst_ip, &a, 4);
+	assert_memory_equal(&o.tx.dst_ip, &a, 4);
 	ip4(&a, "198.18.0.1");
-	assert_memory_equal(&o.src_ip, &a, 4);
-	assert_true(o.have_dst_mac);
-	assert_memory_equal(o.dst_mac, mac, 6);
-	assert_int_equal(o.src_port, 1000);
-	assert_int_equal(o.dst_port, 2000);
+	assert_memory_equal(&o.tx.src_ip, &a, 4);
+	assert_true(o.tx.have_dst_mac);
+	assert_memory_equal(o.tx.dst_mac, mac, 6);
+	assert_int_equal(o.tx.src_port, 1000);
+	assert_int_equal(o.tx.dst_port, 2000);
 	assert_string_equal(o.json, "-");
 	assert_string_equal(o.netns, "foo");
 	cmd_free(&c);
@@ -214,27 +214,27 @@ static void test_send_more_values(void **state)
 
 	(void)state;
 	expect_ok(&c, send_parse(&c, &o, v6), "IPv6 send");
-	assert_string_equal(o.ifname, "eth1");
-	assert_int_equal(o.family, AF_INET6);
+	assert_string_equal(o.tx.ifname, "eth1");
+	assert_int_equal(o.tx.family, AF_INET6);
 	assert_int_equal(inet_pton(AF_INET6, "2001:db8::2", &a), 1);
-	assert_memory_equal(&o.dst_ip, &a, 16);
+	assert_memory_equal(&o.tx.dst_ip, &a, 16);
 	assert_int_equal(inet_pton(AF_INET6, "2001:db8::1", &a), 1);
-	assert_memory_equal(&o.src_ip, &a, 16);
-	assert_int_equal(o.size, 1518);
-	assert_int_equal(o.rate.kind, LR_RATE_BPS);
-	assert_true(o.rate.value == 2500000000ULL);
-	assert_int_equal(o.nworkers, 3);
-	assert_int_equal(o.queues[0], 3);
-	assert_int_equal(o.queues[1], 1);
-	assert_int_equal(o.queues[2], 2);
+	assert_memory_equal(&o.tx.src_ip, &a, 16);
+	assert_int_equal(o.tx.size, 1518);
+	assert_int_equal(o.tx.rate.kind, LR_RATE_BPS);
+	assert_true(o.tx.rate.value == 2500000000ULL);
+	assert_int_equal(o.tx.nworkers, 3);
+	assert_int_equal(o.tx.queues[0], 3);
+	assert_int_equal(o.tx.queues[1], 1);
+	assert_int_equal(o.tx.queues[2], 2);
 	cmd_free(&c);
 
 	/* a parser run twice in one process must start over (optind) */
 	expect_ok(&c, send_parse(&c, &o, cpus_only), "queues without cpus");
-	assert_int_equal(o.nworkers, 4);
-	assert_int_equal(o.queues[3], 3);
-	assert_false(o.cpus_set);
-	assert_int_equal(o.size, 64);
+	assert_int_equal(o.tx.nworkers, 4);
+	assert_int_equal(o.tx.queues[3], 3);
+	assert_false(o.tx.cpus_set);
+	assert_int_equal(o.tx.size, 64);
 	cmd_free(&c);
 }
 
@@ -450,8 +450,8 @@ static void test_send_list_blanks(void **state)
 
 	(void)state;
 	expect_ok(&c, send_parse(&c, &o, args), "queues with blanks");
-	assert_int_equal(o.nworkers, 3);
-	assert_int_equal(o.queues[2], 3);
+	assert_int_equal(o.tx.nworkers, 3);
+	assert_int_equal(o.tx.queues[2], 3);
 	cmd_free(&c);
 }
 

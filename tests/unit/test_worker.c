@@ -76,7 +76,7 @@ static const struct lr_engine_ops fake_ops = {
 	.drain = fake_drain,
 };
 
-static void run_worker(struct fake *f, struct lr_worker *w, struct lr_send_opts *o)
+static void run_worker(struct fake *f, struct lr_worker *w, struct lr_tx_spec *o)
 {
 	static const volatile int go = 1;
 	static const volatile uint64_t no_deadline;
@@ -87,7 +87,7 @@ static void run_worker(struct fake *f, struct lr_worker *w, struct lr_send_opts 
 	o->eot_repeat = 3;
 	memset(w, 0, sizeof(*w));
 	assert_int_equal(lr_workers_plan(w, 1, flows, 10, 0, flows), 0);
-	w->opts = o;
+	w->spec = o;
 	w->ops = &fake_ops;
 	w->engine = f;
 	w->go = &go;
@@ -102,7 +102,7 @@ static void test_markers_in_pieces(void **state)
 {
 	struct fake f = { 0 };
 	struct lr_worker w;
-	struct lr_send_opts o;
+	struct lr_tx_spec o;
 	unsigned int i;
 
 	(void)state;
@@ -122,7 +122,7 @@ static void test_markers_stuck_ring_fails(void **state)
 {
 	struct fake f = { .stuck = true };
 	struct lr_worker w;
-	struct lr_send_opts o;
+	struct lr_tx_spec o;
 
 	(void)state;
 	/* the data frames fill 10 slots; the markers then find RING - 10 free and no more */
@@ -140,7 +140,7 @@ static void test_markers_not_completed_fails(void **state)
 {
 	struct fake f = { .stuck_eot = true, .flows = 100 };
 	struct lr_worker w;
-	struct lr_send_opts o;
+	struct lr_tx_spec o;
 
 	(void)state;
 	run_worker(&f, &w, &o);
