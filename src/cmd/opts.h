@@ -7,13 +7,12 @@
 #include <stdint.h>
 #include <net/if.h>
 #include <netinet/in.h>
+#include "rx/spec.h"
 #include "tx/spec.h"
 #include "util/units.h"
 
 /* send --clock: one clock when the two ends share a boot, else an estimate; or always an estimate */
 enum lr_clock_rule { LR_CLOCK_AUTO = 0, LR_CLOCK_ESTIMATE };
-enum lr_xdp_mode { LR_XDP_AUTO = 0, LR_XDP_NATIVE, LR_XDP_GENERIC };
-enum lr_rx_engine_kind { LR_RX_ENGINE_AUTO = 0, LR_RX_ENGINE_XDP, LR_RX_ENGINE_PACKET };
 
 #define LR_HOSTPORT_MAX 288	/* "[" an IPv6 address or a DNS name (253) "]:65535" */
 #define LR_AGENT_MAX_ALLOW 16
@@ -43,55 +42,28 @@ struct lr_send_opts {
 };
 
 struct lr_recv_opts {
-	char ifname[IF_NAMESIZE];
+	struct lr_rx_spec rx;	/* what the receiver does */
 	char netns[LR_PATH_MAX];
 	char json[LR_PATH_MAX];
 	char ready_file[LR_PATH_MAX];
-	enum lr_rx_engine_kind engine;
-	enum lr_xdp_mode xdp_mode;
-	unsigned int workers;	/* AF_PACKET receive threads (fanout) */
-	bool workers_set, xdp_mode_set;	/* given by the user, so a contradiction can be refused */
-	uint16_t dst_port;
 	uint64_t duration_ns;	/* 0 = until a signal (or --once) */
-	bool pass;
 	bool once;	/* stop when every flow's end-of-test marker is in */
 	uint64_t idle_ns;	/* --once gives up after this long without a test frame or marker (0: never) */
 	bool idle_set;	/* given: else the default of util/idle.h */
-	/* samples of the frames received, to pcap */
-	char pcap[LR_PATH_MAX];
-	uint64_t pcap_every;	/* one test frame in K (default 1: all, up to the cap and ring) */
-	bool pcap_foreign;	/* also every foreign frame */
-	unsigned int snaplen;	/* bytes kept of each sample (default LR_PCAP_DEFAULT_SNAPLEN) */
-	uint64_t pcap_max_bytes;
-	/*
-	 * Not an option: pcap is a bare file name in the directory @pcap_dirfd (an agent's --capture-dir),
-	 * created there and never over an existing file; false: pcap is a path (recv, run's receiver).
-	 */
-	bool pcap_in_dir;
-	int pcap_dirfd;
-	bool prog_stats;	/* sample bpf_stats: the program's ns per frame (rx.prog) */
-	/*
-	 * The receiver's stamping clock minus the sender's, ns, subtracted from every latency
-	 * sample: 0 on one host. Not an option of recv: an agent sets it from prepare_rx.
-	 */
-	int64_t clock_offset_ns;
 	bool quiet;
 	int verbose;
 };
 
 /* `linerate reflect` */
 struct lr_reflect_opts {
-	char ifname[IF_NAMESIZE];
+	struct lr_reflect_spec fx;	/* what the reflector does */
 	char netns[LR_PATH_MAX];
 	char json[LR_PATH_MAX];
 	char ready_file[LR_PATH_MAX];
-	enum lr_xdp_mode xdp_mode;
-	uint16_t dst_port;
 	uint64_t duration_ns;	/* 0 = until a signal (or --once) */
 	bool once;	/* stop when every flow's end-of-test marker has been reflected */
 	uint64_t idle_ns;	/* as recv's */
 	bool idle_set;
-	bool allow_physical;
 	bool quiet;
 	int verbose;
 };

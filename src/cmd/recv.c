@@ -31,24 +31,24 @@
 #define AT(f)			LR_AT(struct lr_recv_opts, f)
 
 static const struct lr_bind recv_binds[] = {
-	BIND(LR_O_RX_IFACE, ifname),
-	BIND(LR_O_DST_PORT, dst_port),
+	BIND(LR_O_RX_IFACE, rx.ifname),
+	BIND(LR_O_DST_PORT, rx.dst_port),
 	BIND(LR_O_RX_DURATION, duration_ns),
 	BIND(LR_O_ONCE, once),
 	BIND(LR_O_IDLE_TIMEOUT, idle_ns, 0, AT(idle_set)),
-	BIND(LR_O_PASS, pass),
-	BIND(LR_O_RX_ENGINE, engine),
-	BIND(LR_O_XDP_MODE, xdp_mode, 0, AT(xdp_mode_set)),
-	BIND(LR_O_WORKERS, workers, 0, AT(workers_set)),
+	BIND(LR_O_PASS, rx.pass),
+	BIND(LR_O_RX_ENGINE, rx.engine),
+	BIND(LR_O_XDP_MODE, rx.xdp_mode, 0, AT(rx.xdp_mode_set)),
+	BIND(LR_O_WORKERS, rx.workers, 0, AT(rx.workers_set)),
 	BIND(LR_O_READY_FILE, ready_file),
 	BIND(LR_O_NETNS, netns),
 	BIND(LR_O_JSON, json),
-	BIND(LR_O_RX_PCAP, pcap),
-	BIND(LR_O_RX_PCAP_EVERY, pcap_every),
-	BIND(LR_O_PCAP_FOREIGN, pcap_foreign),
-	BIND(LR_O_SNAPLEN, snaplen),
-	BIND(LR_O_PROG_STATS, prog_stats),
-	BIND(LR_O_PCAP_MAX_BYTES, pcap_max_bytes),
+	BIND(LR_O_RX_PCAP, rx.pcap),
+	BIND(LR_O_RX_PCAP_EVERY, rx.pcap_every),
+	BIND(LR_O_PCAP_FOREIGN, rx.pcap_foreign),
+	BIND(LR_O_SNAPLEN, rx.snaplen),
+	BIND(LR_O_PROG_STATS, rx.prog_stats),
+	BIND(LR_O_PCAP_MAX_BYTES, rx.pcap_max_bytes),
 	BIND(LR_O_QUIET, quiet),
 	BIND(LR_O_VERBOSE, verbose),
 };
@@ -58,12 +58,12 @@ static int recv_check(void *p, char *err, size_t errlen)
 	struct lr_recv_opts *o = p;
 
 	/* options of one engine given with the other: refused, not silently ignored */
-	if (o->engine == LR_RX_ENGINE_XDP && o->workers_set) {
+	if (o->rx.engine == LR_RX_ENGINE_XDP && o->rx.workers_set) {
 		snprintf(err, errlen, "--workers sets AF_PACKET receive threads, but --engine xdp has none (XDP counts "
 			 "in the softirq of every CPU that receives); drop one of the two");
 		return -EINVAL;
 	}
-	if (o->engine == LR_RX_ENGINE_PACKET && o->xdp_mode_set) {
+	if (o->rx.engine == LR_RX_ENGINE_PACKET && o->rx.xdp_mode_set) {
 		snprintf(err, errlen, "--xdp-mode is an XDP attach mode, but --engine packet uses no XDP; drop one of the two");
 		return -EINVAL;
 	}
@@ -72,8 +72,8 @@ static int recv_check(void *p, char *err, size_t errlen)
 			 "--duration or a signal");
 		return -EINVAL;
 	}
-	if (!o->pcap[0] && (o->pcap_every != 1 || o->pcap_foreign || o->snaplen != LR_PCAP_DEFAULT_SNAPLEN ||
-			    o->pcap_max_bytes)) {
+	if (!o->rx.pcap[0] && (o->rx.pcap_every != 1 || o->rx.pcap_foreign || o->rx.snaplen != LR_PCAP_DEFAULT_SNAPLEN ||
+			    o->rx.pcap_max_bytes)) {
 		snprintf(err, errlen, "--pcap-every, --pcap-foreign, --snaplen and --pcap-max-bytes need --pcap FILE");
 		return -EINVAL;
 	}
@@ -101,6 +101,7 @@ void lr_recv_opts_default(struct lr_recv_opts *o)
 }
 
 struct recv_ctx {
+	const struct lr_recv_opts *o;
 	struct lr_rx rx;
 	struct lr_rx_outcome out;
 };
@@ -132,7 +133,7 @@ static void live_line(struct recv_ctx *c, uint64_t *prev_pkts, uint64_t *prev_by
 
 static int loop(struct recv_ctx *c)
 {
-	const struct lr_recv_opts *o = c->rx.o;
+	const struct lr_recv_opts *o = c->o;
 	uint64_t last, now, deadline, prev_pkts = 0, prev_bytes = 0, complete_at = 0, count;
 	struct lr_idle idle;
 
@@ -158,7 +159,7 @@ static int loop(struct recv_ctx *c)
 		 */
 		if (!lr_if_present(&c->rx.ifc)) {
 			snprintf(c->out.error, sizeof(c->out.error), "interface %s disappeared %.1f s into the test (deleted, or "
-				 "its veth peer's namespace went away); the counts are up to that moment", o->ifname,
+				 "its veth peer's namespace went away); the counts are up to that moment", o->rx.ifname,
 				 (double)(now - c->out.start_ns) / NS);
 			c->out.stopped = "interface";
 			break;
@@ -188,12 +189,11 @@ static int loop(struct recv_ctx *c)
 }
 
 /* The summary on stderr and, with --json, the JSON document; the exit code. */
-static int report(struct lr_rx *rcv, const struct lr_rx_outcome *out)
+static int report(const struct lr_recv_opts *o, struct lr_rx *rcv, const struct lr_rx_outcome *out)
 {
-	const struct lr_recv_opts *o = rcv->o;
 	struct lr_rx_context x = {
 		.secs = (double)(out->end_ns - out->start_ns) / NS,
-		.pcap = o->pcap, .pcap_lost = out->pcap_lost, .pcap_foreign = o->pcap_foreign,
+		.pcap = o->rx.pcap, .pcap_lost = out->pcap_lost, .pcap_foreign = o->rx.pcap_foreign,
 	};
 	struct json_object *root;
 	struct lr_rx_result *r;
@@ -202,7 +202,7 @@ static int report(struct lr_rx *rcv, const struct lr_rx_outcome *out)
 
 	snprintf(x.engine, sizeof(x.engine), "%s", rcv->ops->name);
 	snprintf(x.mode, sizeof(x.mode), "%s", rcv->mode);
-	snprintf(x.ifname, sizeof(x.ifname), "%s", o->ifname);
+	snprintf(x.ifname, sizeof(x.ifname), "%s", o->rx.ifname);
 	snprintf(x.error, sizeof(x.error), "%s", out->error);
 	snprintf(x.stopped, sizeof(x.stopped), "%s", out->stopped ? out->stopped : "");
 	r = malloc(sizeof(*r));
@@ -241,13 +241,14 @@ int lr_cmd_recv(const struct lr_recv_opts *o)
 	lr_log_hook_libs();
 	/* every output path before any interface is touched: a bad one is a usage error, not a lost test */
 	if ((o->json[0] && lr_out_check("--json", o->json, true, err, sizeof(err))) ||
-	    (o->pcap[0] && lr_out_check("--pcap", o->pcap, false, err, sizeof(err))) ||
+	    (o->rx.pcap[0] && lr_out_check("--pcap", o->rx.pcap, false, err, sizeof(err))) ||
 	    (o->ready_file[0] && lr_out_check("--ready-file", o->ready_file, false, err, sizeof(err))))
 		return lr_fail(LR_EXIT_USAGE, "recv", "%s", err);
 	if (o->netns[0] && lr_netns_enter(o->netns, err, sizeof(err)))
 		return lr_fail(LR_EXIT_USAGE, "recv", "%s", err);
 	memset(&c, 0, sizeof(c));
-	ret = lr_rx_begin(o, &c.rx, line, sizeof(line), err, sizeof(err));
+	c.o = o;
+	ret = lr_rx_begin(&o->rx, &c.rx, line, sizeof(line), err, sizeof(err));
 	if (ret)
 		return lr_fail(ret, "recv", "%s", err);
 
@@ -263,7 +264,7 @@ int lr_cmd_recv(const struct lr_recv_opts *o)
 	c.rx.ops->stop(&c.rx);
 	cret = lr_rx_capture_close(&c.rx, err, sizeof(err));
 	c.out.pcap_lost = cret != 0;
-	ret = report(&c.rx, &c.out);
+	ret = report(o, &c.rx, &c.out);
 	if (cret)
 		ret = lr_fail(LR_EXIT_RUNTIME, "recv", "--pcap: %s", err);
 	if (c.out.error[0])

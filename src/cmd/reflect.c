@@ -24,16 +24,16 @@
 #define AT(f)			LR_AT(struct lr_reflect_opts, f)
 
 static const struct lr_bind reflect_binds[] = {
-	BIND(LR_O_REFLECT_IFACE, ifname),
-	BIND(LR_O_DST_PORT, dst_port),
-	BIND(LR_O_REFLECT_MODE, xdp_mode),
+	BIND(LR_O_REFLECT_IFACE, fx.ifname),
+	BIND(LR_O_DST_PORT, fx.dst_port),
+	BIND(LR_O_REFLECT_MODE, fx.xdp_mode),
 	BIND(LR_O_REFLECT_DURATION, duration_ns),
 	BIND(LR_O_REFLECT_ONCE, once),
 	BIND(LR_O_IDLE_TIMEOUT, idle_ns, 0, AT(idle_set)),
 	BIND(LR_O_READY_FILE, ready_file),
 	BIND(LR_O_NETNS, netns),
 	BIND(LR_O_JSON, json),
-	BIND(LR_O_ALLOW_PHYSICAL, allow_physical),
+	BIND(LR_O_ALLOW_PHYSICAL, fx.allow_physical),
 	BIND(LR_O_QUIET, quiet),
 	BIND(LR_O_VERBOSE, verbose),
 };
@@ -118,7 +118,7 @@ int lr_cmd_reflect(const struct lr_reflect_opts *o)
 		return lr_fail(LR_EXIT_USAGE, "reflect", "%s", err);
 	if (o->netns[0] && lr_netns_enter(o->netns, err, sizeof(err)))
 		return lr_fail(LR_EXIT_USAGE, "reflect", "%s", err);
-	ret = lr_reflector_open(o, &r, line, sizeof(line), err, sizeof(err));
+	ret = lr_reflector_open(&o->fx, &r, line, sizeof(line), err, sizeof(err));
 	if (ret)
 		return lr_fail(ret, "reflect", "%s", err);
 	sigaction(SIGINT, &sa, NULL);
@@ -142,7 +142,7 @@ int lr_cmd_reflect(const struct lr_reflect_opts *o)
 		}
 		if (!lr_if_present(&r.ifc)) {
 			snprintf(gone, sizeof(gone), "interface %s disappeared %.1f s in; the counts are up to that moment",
-				 o->ifname, (double)(now - start) / NS);
+				 o->fx.ifname, (double)(now - start) / NS);
 			stopped = "interface";
 			break;
 		}
@@ -177,7 +177,7 @@ int lr_cmd_reflect(const struct lr_reflect_opts *o)
 	if (o->json[0]) {
 		struct json_object *root = lr_json_doc("reflect");
 
-		json_object_object_add(root, "interface", json_object_new_string(o->ifname));
+		json_object_object_add(root, "interface", json_object_new_string(o->fx.ifname));
 		json_object_object_add(root, "duration_s", json_object_new_double(x.duration_s));
 		json_object_object_add(root, "error", gone[0] ? json_object_new_string(gone) : NULL);
 		json_object_object_add(root, "stopped", json_object_new_string(stopped));

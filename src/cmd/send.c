@@ -293,11 +293,11 @@ static int rtt_begin(const struct lr_send_opts *o, struct lr_recv_opts *ro, stru
 	int ret;
 
 	lr_recv_opts_default(ro);
-	snprintf(ro->ifname, sizeof(ro->ifname), "%s", o->tx.ifname);
-	ro->dst_port = o->tx.dst_port;
+	snprintf(ro->rx.ifname, sizeof(ro->rx.ifname), "%s", o->tx.ifname);
+	ro->rx.dst_port = o->tx.dst_port;
 	ro->quiet = true;
 	ro->verbose = o->verbose;
-	ret = lr_rx_begin(ro, rx, line, sizeof(line), err, sizeof(err));
+	ret = lr_rx_begin(&ro->rx, rx, line, sizeof(line), err, sizeof(err));
 	if (ret)
 		return lr_fail(ret, "send", "--rtt: cannot count the frames that come back: %s", err);
 	if (!o->silent)

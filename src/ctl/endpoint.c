@@ -193,20 +193,20 @@ static struct json_object *check_capture(const struct endpoint *e, struct lr_rec
 {
 	struct stat st;
 
-	if (!e->so->policy || !o->pcap[0])
+	if (!e->so->policy || !o->rx.pcap[0])
 		return NULL;
 	if (e->so->capture_fd < 0)
 		return lr_msg_error(LR_EXIT_USAGE, "prepare_rx.pcap: this agent writes no captures: start it with "
 				    "--capture-dir DIR to take them there, by a bare file name");
-	if (!lr_out_name_ok(o->pcap))
+	if (!lr_out_name_ok(o->rx.pcap))
 		return lr_msg_error(LR_EXIT_USAGE, "prepare_rx.pcap: '%.64s' is not a bare file name: the capture goes "
 				    "into the agent's --capture-dir, named by 1..%d letters, digits, '.', '_', '-' or "
-				    "'+', not starting with '.'", o->pcap, LR_OUT_NAME_MAX);
-	if (!fstatat(e->so->capture_fd, o->pcap, &st, AT_SYMLINK_NOFOLLOW))
+				    "'+', not starting with '.'", o->rx.pcap, LR_OUT_NAME_MAX);
+	if (!fstatat(e->so->capture_fd, o->rx.pcap, &st, AT_SYMLINK_NOFOLLOW))
 		return lr_msg_error(LR_EXIT_USAGE, "prepare_rx.pcap: '%s' exists already in the agent's --capture-dir: "
-				    "a capture never replaces a file; choose another name", o->pcap);
-	o->pcap_in_dir = true;
-	o->pcap_dirfd = e->so->capture_fd;
+				    "a capture never replaces a file; choose another name", o->rx.pcap);
+	o->rx.pcap_in_dir = true;
+	o->rx.pcap_dirfd = e->so->capture_fd;
 	return NULL;
 }
 
@@ -513,14 +513,14 @@ static struct json_object *on_prepare_rx(struct endpoint *e, struct json_object 
 	m = check_capture(e, &e->ro);
 	if (m)
 		return refused(e, m, LR_EXIT_USAGE);
-	m = prepare_common(e, "rx", e->ro.netns, e->ro.ifname, address, false);
+	m = prepare_common(e, "rx", e->ro.netns, e->ro.rx.ifname, address, false);
 	if (m)
 		return refused(e, m, LR_EXIT_USAGE);
-	ret = lr_rx_begin(&e->ro, &e->rx, line, sizeof(line), err, sizeof(err));
+	ret = lr_rx_begin(&e->ro.rx, &e->rx, line, sizeof(line), err, sizeof(err));
 	if (ret)
 		return refused(e, lr_msg_error(ret, "%s", err), ret);
 	e->rx_start_ns = lr_now_ns();
-	return ready(e, ROLE_RX, line, e->ro.ifname);
+	return ready(e, ROLE_RX, line, e->ro.rx.ifname);
 }
 
 /*
@@ -540,18 +540,18 @@ static struct json_object *on_prepare_reflect(struct endpoint *e, struct json_ob
 		return refused(e, lr_msg_error(LR_EXIT_USAGE, "%s", err), LR_EXIT_USAGE);
 	e->fo.quiet = true;
 	e->fo.verbose = lr_log_level();
-	m = prepare_common(e, "reflect", e->fo.netns, e->fo.ifname, address, false);
+	m = prepare_common(e, "reflect", e->fo.netns, e->fo.fx.ifname, address, false);
 	if (m)
 		return refused(e, m, LR_EXIT_USAGE);
 	/*
 	 * An agent's policy said yes to this interface: the library's own check must not say no again.
 	 * run's child has no policy: the library refuses a physical NIC, as run's own sender does.
 	 */
-	e->fo.allow_physical = e->so->policy;
-	ret = lr_reflector_open(&e->fo, &e->refl, line, sizeof(line), err, sizeof(err));
+	e->fo.fx.allow_physical = e->so->policy;
+	ret = lr_reflector_open(&e->fo.fx, &e->refl, line, sizeof(line), err, sizeof(err));
 	if (ret)
 		return refused(e, lr_msg_error(ret, "%s", err), ret);
-	return ready(e, ROLE_REFLECT, line, e->fo.ifname);
+	return ready(e, ROLE_REFLECT, line, e->fo.fx.ifname);
 }
 
 static void end_test(struct endpoint *e, const char *why);
@@ -747,7 +747,7 @@ static struct json_object *not_ready(const struct endpoint *e, enum role want)
 	if ((e->role == ROLE_RX && !lr_if_present(&e->rx.ifc)) ||
 	    (e->role == ROLE_REFLECT && !lr_if_present(&e->refl.ifc)))
 		return lr_msg_error(LR_EXIT_RUNTIME, "interface %s disappeared (deleted, or its veth peer's namespace went away)",
-				    e->role == ROLE_RX ? e->ro.ifname : e->fo.ifname);
+				    e->role == ROLE_RX ? e->ro.rx.ifname : e->fo.fx.ifname);
 	return NULL;
 }
 
@@ -763,7 +763,7 @@ static struct json_object *reflect_doc(struct endpoint *e, struct json_object **
 		return NULL;
 	}
 	doc = lr_json_doc("reflect");
-	json_object_object_add(doc, "interface", json_object_new_string(e->fo.ifname));
+	json_object_object_add(doc, "interface", json_object_new_string(e->fo.fx.ifname));
 	json_object_object_add(doc, "duration_s", json_object_new_double(x.duration_s));
 	json_object_object_add(doc, "error", NULL);
 	lr_reflect_result_put(doc, &x);
@@ -783,7 +783,7 @@ static struct json_object *rx_doc(struct endpoint *e, struct lr_rx_result *r, st
 	}
 	snprintf(x.engine, sizeof(x.engine), "%s", e->rx.ops->name);
 	snprintf(x.mode, sizeof(x.mode), "%s", e->rx.mode);
-	snprintf(x.ifname, sizeof(x.ifname), "%s", e->ro.ifname);
+	snprintf(x.ifname, sizeof(x.ifname), "%s", e->ro.rx.ifname);
 	metrics_rx(e, r, true);
 	return lr_rx_doc(&x, r);
 }

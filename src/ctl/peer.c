@@ -192,10 +192,10 @@ static int prepare_reflect(struct lr_peer *p)
 	if (!fo)
 		return lr_fail(LR_EXIT_RUNTIME, "send", "out of memory");
 	lr_cli_defaults(&lr_reflect_cli, fo);
-	snprintf(fo->ifname, sizeof(fo->ifname), "%s", o->peer_ifname);
+	snprintf(fo->fx.ifname, sizeof(fo->fx.ifname), "%s", o->peer_ifname);
 	snprintf(fo->netns, sizeof(fo->netns), "%s", o->peer_netns);
-	fo->dst_port = o->tx.dst_port;
-	fo->xdp_mode = LR_XDP_AUTO;
+	fo->fx.dst_port = o->tx.dst_port;
+	fo->fx.xdp_mode = LR_XDP_AUTO;
 	ret = lr_ctl_prepare_reflect(p->c, fo, peer_address(p, addr, sizeof(addr)), &rd, err, sizeof(err));
 	free(fo);
 	if (ret)
@@ -223,11 +223,11 @@ int lr_peer_prepare(struct lr_peer *p)
 		return lr_fail(LR_EXIT_RUNTIME, "send", "out of memory");
 	clock_before(p);
 	lr_recv_opts_default(ro);
-	snprintf(ro->ifname, sizeof(ro->ifname), "%s", o->peer_ifname);
+	snprintf(ro->rx.ifname, sizeof(ro->rx.ifname), "%s", o->peer_ifname);
 	snprintf(ro->netns, sizeof(ro->netns), "%s", o->peer_netns);
-	ro->dst_port = o->tx.dst_port;
+	ro->rx.dst_port = o->tx.dst_port;
 	/* the receiver's clock minus ours: subtracted from every sample, loaded before the first frame */
-	ro->clock_offset_ns = p->have_before ? p->before.offset_ns : 0;
+	ro->rx.clock_offset_ns = p->have_before ? p->before.offset_ns : 0;
 	ret = lr_ctl_prepare_rx(p->c, ro, peer_address(p, addr, sizeof(addr)), &rd, err, sizeof(err));
 	free(ro);
 	if (ret)
@@ -486,13 +486,13 @@ int lr_peer_reverse(struct lr_peer *p)
 	}
 	clock_before(p);
 	lr_recv_opts_default(&v->ro);
-	snprintf(v->ro.ifname, sizeof(v->ro.ifname), "%s", p->o->tx.ifname);
-	v->ro.dst_port = p->o->tx.dst_port;
+	snprintf(v->ro.rx.ifname, sizeof(v->ro.rx.ifname), "%s", p->o->tx.ifname);
+	v->ro.rx.dst_port = p->o->tx.dst_port;
 	v->ro.quiet = true;
 	v->ro.verbose = p->o->verbose;
 	/* this side's clock minus the agent's, which stamps: the estimate's offset negated */
-	v->ro.clock_offset_ns = p->have_before ? -p->before.offset_ns : 0;
-	ret = lr_rx_begin(&v->ro, &v->rx, line, sizeof(line), err, sizeof(err));
+	v->ro.rx.clock_offset_ns = p->have_before ? -p->before.offset_ns : 0;
+	ret = lr_rx_begin(&v->ro.rx, &v->rx, line, sizeof(line), err, sizeof(err));
 	if (ret) {
 		free(v);
 		return lr_fail(ret, "send", "--reverse: %s", err);

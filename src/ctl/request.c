@@ -367,7 +367,7 @@ struct json_object *lr_ctl_prepare_rx_msg(const struct lr_recv_opts *o, const ch
 	struct json_object *m = opts_put(lr_msg_new("prepare_rx"), &lr_recv_cli, rx_keys, o);
 
 	json_object_object_add(m, "address", json_object_new_string(address ? address : ""));
-	json_object_object_add(m, "clock_offset_ns", json_object_new_int64(o->clock_offset_ns));
+	json_object_object_add(m, "clock_offset_ns", json_object_new_int64(o->rx.clock_offset_ns));
 	return m;
 }
 
@@ -380,12 +380,12 @@ int lr_ctl_prepare_rx_parse(struct json_object *msg, struct lr_recv_opts *o, cha
 	lr_recv_opts_default(o);
 	ret = opts_get(msg, &lr_recv_cli, rx_keys, rx_extra_fields, &x, o, err, errlen);
 	if (!ret)
-		ret = target_check("prepare_rx", o->ifname, x.address, false, err, errlen);
+		ret = target_check("prepare_rx", o->rx.ifname, x.address, false, err, errlen);
 	if (ret)
 		return ret;
-	o->clock_offset_ns = x.clock_offset_ns;
+	o->rx.clock_offset_ns = x.clock_offset_ns;
 	/* a message holds every key: none of them is a choice the user made against the engine */
-	o->workers_set = o->xdp_mode_set = false;
+	o->rx.workers_set = o->rx.xdp_mode_set = false;
 	memcpy(address, x.address, LR_CTL_ADDR_TEXT);
 	return 0;
 }
@@ -440,7 +440,7 @@ int lr_ctl_prepare_reflect_parse(struct json_object *msg, struct lr_reflect_opts
 	lr_cli_defaults(&lr_reflect_cli, o);
 	ret = opts_get(msg, &lr_reflect_cli, reflect_keys, reflect_extra_fields, &x, o, err, errlen);
 	if (!ret)
-		ret = target_check("prepare_reflect", o->ifname, x.address, false, err, errlen);
+		ret = target_check("prepare_reflect", o->fx.ifname, x.address, false, err, errlen);
 	if (ret)
 		return ret;
 	/* duration, once, json and ready_file are reflect's alone: their defaults (until the test ends, no file) */

@@ -19,18 +19,18 @@
 static void rx_opts(const struct lr_cfg *cfg, struct lr_recv_opts *ro)
 {
 	lr_recv_opts_default(ro);
-	snprintf(ro->ifname, sizeof(ro->ifname), "%s", cfg->rx_ifname);
+	snprintf(ro->rx.ifname, sizeof(ro->rx.ifname), "%s", cfg->rx_ifname);
 	snprintf(ro->netns, sizeof(ro->netns), "%s", cfg->rx_netns);
-	ro->engine = cfg->rx_engine;
-	ro->xdp_mode = cfg->xdp_mode;
-	ro->workers = cfg->rx_workers ? cfg->rx_workers : 1;
-	ro->dst_port = cfg->dst_port;
+	ro->rx.engine = cfg->rx_engine;
+	ro->rx.xdp_mode = cfg->xdp_mode;
+	ro->rx.workers = cfg->rx_workers ? cfg->rx_workers : 1;
+	ro->rx.dst_port = cfg->dst_port;
 	/* [test] cost: our program's own ns per frame, for the split (sys/cost.h) */
-	ro->prog_stats = cfg->cost;
+	ro->rx.prog_stats = cfg->cost;
 	if (cfg->rx_pcap[0]) {
-		snprintf(ro->pcap, sizeof(ro->pcap), "%s", cfg->rx_pcap);
-		ro->pcap_every = cfg->rx_pcap_every ? cfg->rx_pcap_every : 1;
-		ro->snaplen = cfg->rx_snaplen ? cfg->rx_snaplen : LR_PCAP_DEFAULT_SNAPLEN;
+		snprintf(ro->rx.pcap, sizeof(ro->rx.pcap), "%s", cfg->rx_pcap);
+		ro->rx.pcap_every = cfg->rx_pcap_every ? cfg->rx_pcap_every : 1;
+		ro->rx.snaplen = cfg->rx_snaplen ? cfg->rx_snaplen : LR_PCAP_DEFAULT_SNAPLEN;
 	}
 }
 
@@ -39,10 +39,10 @@ static void reflect_opts(const struct lr_cfg *cfg, struct lr_reflect_opts *fo)
 {
 	memset(fo, 0, sizeof(*fo));
 	lr_cli_defaults(&lr_reflect_cli, fo);
-	snprintf(fo->ifname, sizeof(fo->ifname), "%s", cfg->rx_ifname);
+	snprintf(fo->fx.ifname, sizeof(fo->fx.ifname), "%s", cfg->rx_ifname);
 	snprintf(fo->netns, sizeof(fo->netns), "%s", cfg->rx_netns);
-	fo->xdp_mode = cfg->xdp_mode;
-	fo->dst_port = cfg->dst_port;
+	fo->fx.xdp_mode = cfg->xdp_mode;
+	fo->fx.dst_port = cfg->dst_port;
 	fo->quiet = true;
 }
 
@@ -135,7 +135,7 @@ int lr_run_rx_prepare(struct lr_run *r, int64_t offset_ns)
 	if (!ro)
 		return lr_fail(LR_EXIT_RUNTIME, "run", "out of memory");
 	rx_opts(r->cfg, ro);
-	ro->clock_offset_ns = offset_ns;
+	ro->rx.clock_offset_ns = offset_ns;
 	ret = lr_ctl_prepare_rx(r->rx.ctl, ro, r->cfg->rx_address, &rd, err, sizeof(err));
 	free(ro);
 prepared:
@@ -201,11 +201,11 @@ int lr_run_back_open(struct lr_run *r)
 	if (!r->back)
 		return lr_fail(LR_EXIT_RUNTIME, "run", "out of memory");
 	lr_recv_opts_default(ro);
-	snprintf(ro->ifname, sizeof(ro->ifname), "%s", r->cfg->tx_ifname);
-	ro->dst_port = r->cfg->dst_port;
+	snprintf(ro->rx.ifname, sizeof(ro->rx.ifname), "%s", r->cfg->tx_ifname);
+	ro->rx.dst_port = r->cfg->dst_port;
 	ro->quiet = true;
 	ro->verbose = r->o->verbose;
-	ret = lr_rx_begin(ro, r->back, r->back_line, sizeof(r->back_line), err, sizeof(err));
+	ret = lr_rx_begin(&ro->rx, r->back, r->back_line, sizeof(r->back_line), err, sizeof(err));
 	if (ret) {
 		free(r->back);
 		r->back = NULL;

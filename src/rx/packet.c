@@ -42,7 +42,7 @@ struct pkt_thread {
 	int64_t rt_to_mono;	/* the stamping clock - CLOCK_REALTIME, for the kernel's receive stamps */
 	int64_t rt_prev;	/* the same, read at the block before: they differ when CLOCK_REALTIME was stepped */
 	uint64_t read_ns;	/* the stamping clock when this block was handed over */
-	int64_t clock_offset;	/* the receiver's clock minus the sender's (lr_recv_opts.clock_offset_ns) */
+	int64_t clock_offset;	/* the receiver's clock minus the sender's (lr_rx_spec.clock_offset_ns) */
 	struct lr_sampler *sampler;	/* --pcap: this thread is producer @index of it */
 	unsigned int index;
 	uint64_t every;	/* one data frame in @every is sampled */

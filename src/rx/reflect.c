@@ -101,7 +101,7 @@ void lr_reflector_close(struct lr_reflector *r)
 	r->sources = NULL;
 }
 
-int lr_reflector_open(const struct lr_reflect_opts *o, struct lr_reflector *r, char *line, size_t linelen, char *err,
+int lr_reflector_open(const struct lr_reflect_spec *o, struct lr_reflector *r, char *line, size_t linelen, char *err,
 		      size_t errlen)
 {
 	enum lr_xdp_mode mode;

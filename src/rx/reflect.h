@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <json-c/json.h>
-#include "cmd/opts.h"
+#include "rx/spec.h"
 #include "linerate/flow.h"
 #include "sys/counters.h"
 #include "sys/netdev.h"
@@ -15,7 +15,7 @@
 struct reflect;
 
 struct lr_reflector {
-	const struct lr_reflect_opts *o;
+	const struct lr_reflect_spec *o;
 	struct lr_if ifc;
 	const char *mode;	/* "native", "generic" */
 	char why[512];	/* why that mode */
@@ -55,7 +55,7 @@ struct lr_reflect_result {
  * entered). @line gets the start line (mode and why). An exit code, with
  * one line in @err on failure; nothing stays attached then.
  */
-int lr_reflector_open(const struct lr_reflect_opts *o, struct lr_reflector *r, char *line, size_t linelen, char *err,
+int lr_reflector_open(const struct lr_reflect_spec *o, struct lr_reflector *r, char *line, size_t linelen, char *err,
 		      size_t errlen);
 int lr_reflector_collect(struct lr_reflector *r, struct lr_reflect_result *out);
 /* Round-trip frames and markers reflected so far: what an idle limit watches. */

@@ -347,7 +347,7 @@ static int open_backend(void *ctx, const struct lr_cand *cand, char *why, size_t
 	return rx->ops->open(rx, why, len);
 }
 
-int lr_rx_begin(const struct lr_recv_opts *o, struct lr_rx *rx, char *line, size_t linelen, char *err, size_t errlen)
+int lr_rx_begin(const struct lr_rx_spec *o, struct lr_rx *rx, char *line, size_t linelen, char *err, size_t errlen)
 {
 	static const struct lr_cand all[] = {
 		{ "xdp", open_backend, &lr_rx_xdp },

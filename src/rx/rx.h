@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "cmd/opts.h"
+#include "rx/spec.h"
 #include "linerate/flow.h"
 #include "sys/cost.h"
 #include "sys/counters.h"
@@ -52,7 +52,7 @@ _Static_assert(128 + IF_NAMESIZE + LR_RX_NOTE_MAX + LR_CHOICE_WHY_MAX(2) + LR_RX
 	       LR_RX_LINE_MAX, "lr_rx_begin's start line has room for all its parts");
 
 struct lr_rx {
-	const struct lr_recv_opts *o;
+	const struct lr_rx_spec *o;
 	struct lr_if ifc;
 	const struct lr_rx_ops *ops;
 	const char *mode;	/* "native", "generic", "tpacket_v3" */
@@ -108,7 +108,7 @@ void lr_rx_counters_sum(const struct lr_rx_counters *src, int n, struct lr_rx_co
  * @o->pcap, begin opens the capture file before anything is attached, reset
  * leaves it alone and end renames it into place.
  */
-int lr_rx_begin(const struct lr_recv_opts *o, struct lr_rx *rx, char *line, size_t linelen, char *err, size_t errlen);
+int lr_rx_begin(const struct lr_rx_spec *o, struct lr_rx *rx, char *line, size_t linelen, char *err, size_t errlen);
 /* The result so far (struct lr_rx_result, util/result.h): counts, flows, device counters, capture. */
 int lr_rx_collect(struct lr_rx *rx, struct lr_rx_result *r);
 /* Test frames and markers counted so far (foreign frames aside): what an idle limit watches. */

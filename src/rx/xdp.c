@@ -213,7 +213,7 @@ void lr_rx_xdp_holder(int ifindex, char *buf, size_t len)
 /* bpf_link in native mode, else generic; a killed process leaves nothing attached. */
 static int attach(struct lr_rx *rx, struct xdp_priv *x, char *why, size_t len)
 {
-	const struct lr_recv_opts *o = rx->o;
+	const struct lr_rx_spec *o = rx->o;
 	int prog_fd = bpf_program__fd(x->skel->progs.xdp_count);
 	LIBBPF_OPTS(bpf_link_create_opts, lopts);
 	int err = 0;
@@ -258,7 +258,7 @@ fail:
 
 static int xdp_open(struct lr_rx *rx, char *why, size_t len)
 {
-	const struct lr_recv_opts *o = rx->o;
+	const struct lr_rx_spec *o = rx->o;
 	struct xdp_priv *x;
 	int ret, ncpus;
 

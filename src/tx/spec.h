@@ -10,10 +10,10 @@
 #include <stdint.h>
 #include <net/if.h>
 #include <netinet/in.h>
+#include "util/outfile.h"
 #include "util/units.h"
 
 #define LR_MAX_WORKERS 64
-#define LR_PATH_MAX 4096
 
 enum lr_engine_kind { LR_ENGINE_AUTO = 0, LR_ENGINE_AFXDP, LR_ENGINE_PACKET, LR_ENGINE_LIVE };
 enum lr_xsk_mode { LR_XSK_AUTO = 0, LR_XSK_ZEROCOPY, LR_XSK_COPY };

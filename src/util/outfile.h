@@ -11,6 +11,9 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+/* The longest path an option takes (PATH_MAX, without pulling in limits.h everywhere). */
+#define LR_PATH_MAX 4096
+
 /* Modes before the umask: captures may hold other people's traffic (--pcap-foreign). */
 #define LR_OUT_MODE	0666
 #define LR_OUT_MODE_PCAP 0600

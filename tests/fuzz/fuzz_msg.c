@@ -88,8 +88,8 @@ static void parse_all(struct json_object *m)
 
 	ret = judged(lr_ctl_prepare_rx_parse(m, &rx, address, err, sizeof(err)), err, sizeof(err), R_PREPARE_RX);
 	if (!ret) {
-		CHECK(!rx.ifname[0] != !address[0]);
-		CHECK(rx.workers >= 1 && rx.workers <= LR_MAX_WORKERS && rx.dst_port >= 1);
+		CHECK(!rx.rx.ifname[0] != !address[0]);
+		CHECK(rx.rx.workers >= 1 && rx.rx.workers <= LR_MAX_WORKERS && rx.rx.dst_port >= 1);
 	}
 	ret = judged(lr_ctl_prepare_tx_parse(m, &tx, address, &route, err, sizeof(err)), err, sizeof(err),
 		     R_PREPARE_TX);
@@ -103,7 +103,7 @@ static void parse_all(struct json_object *m)
 	ret = judged(lr_ctl_prepare_reflect_parse(m, &fo, address, err, sizeof(err)), err, sizeof(err),
 		     R_PREPARE_REFLECT);
 	if (!ret)
-		CHECK(!fo.ifname[0] != !address[0] && fo.dst_port >= 1 && fo.xdp_mode <= LR_XDP_GENERIC);
+		CHECK(!fo.fx.ifname[0] != !address[0] && fo.fx.dst_port >= 1 && fo.fx.xdp_mode <= LR_XDP_GENERIC);
 	ret = judged(lr_ctl_wait_parse(m, &ms, err, sizeof(err)), err, sizeof(err), R_WAIT);
 	CHECK(ret || ms <= LR_CTL_WAIT_MAX_MS);
 	judged(lr_ctl_clock_parse(m, &t1, err, sizeof(err)), err, sizeof(err), R_CLOCK);

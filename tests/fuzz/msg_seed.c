@@ -434,8 +434,8 @@ int main(int argc, char **argv)
 	add(&s, auth_msg(), auth_ok);
 	add(&s, clock_msg(123456789), clock_ok);
 	parse(&lr_recv_cli, &rx, recv_argv);
-	rx.ifname[0] = '\0';
-	rx.clock_offset_ns = -520;
+	rx.rx.ifname[0] = '\0';
+	rx.rx.clock_offset_ns = -520;
 	add(&s, lr_ctl_prepare_rx_msg(&rx, "198.18.0.2"), prepare_rx_ok);
 	add(&s, lr_ctl_start_msg(0), start_ok);
 	add(&s, wait_msg(1000), wait_ok);

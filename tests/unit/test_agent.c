@@ -297,12 +297,12 @@ static void test_prepare_rx_refused(void **state)
 
 	(void)state;
 	lr_recv_opts_default(a);
-	a->clock_offset_ns = INT64_MIN + 1;
+	a->rx.clock_offset_ns = INT64_MIN + 1;
 	m = lr_ctl_prepare_rx_msg(a, "fd00::2");
 	assert_int_equal(lr_ctl_prepare_rx_parse(m, b, address, err, sizeof(err)), 0);
 	assert_string_equal(address, "fd00::2");
-	assert_string_equal(b->ifname, "");
-	assert_int_equal(b->clock_offset_ns, INT64_MIN + 1);
+	assert_string_equal(b->rx.ifname, "");
+	assert_int_equal(b->rx.clock_offset_ns, INT64_MIN + 1);
 	each_missing(m);
 	each_bad(m, bad, sizeof(bad) / sizeof(bad[0]));
 	json_object_put(m);
@@ -345,24 +345,24 @@ static void test_prepare_reflect(void **state)
 
 	(void)state;
 	lr_cli_defaults(&lr_reflect_cli, a);
-	snprintf(a->ifname, sizeof(a->ifname), "ul0");
+	snprintf(a->fx.ifname, sizeof(a->fx.ifname), "ul0");
 	snprintf(a->netns, sizeof(a->netns), "container:web");
-	a->dst_port = 9000;
-	a->xdp_mode = LR_XDP_GENERIC;
+	a->fx.dst_port = 9000;
+	a->fx.xdp_mode = LR_XDP_GENERIC;
 	m = lr_ctl_prepare_reflect_msg(a, "");
 	assert_string_equal(lr_msg_type(m), "prepare_reflect");
 	assert_int_equal(lr_ctl_prepare_reflect_parse(m, b, address, err, sizeof(err)), 0);
-	assert_string_equal(b->ifname, "ul0");
+	assert_string_equal(b->fx.ifname, "ul0");
 	assert_string_equal(b->netns, "container:web");
-	assert_int_equal(b->dst_port, 9000);
-	assert_int_equal(b->xdp_mode, LR_XDP_GENERIC);
+	assert_int_equal(b->fx.dst_port, 9000);
+	assert_int_equal(b->fx.xdp_mode, LR_XDP_GENERIC);
 	assert_string_equal(address, "");
 	/* reflect's own options are not the controller's: their defaults, whatever was in the struct */
 	assert_int_equal(b->duration_ns, 0);
 	assert_false(b->once);
 	assert_string_equal(b->json, "");
 	assert_string_equal(b->ready_file, "");
-	assert_false(b->allow_physical);
+	assert_false(b->fx.allow_physical);
 	each_missing(m);
 	each_bad(m, bad, sizeof(bad) / sizeof(bad[0]));
 	/* neither an interface nor an address to find it by */
@@ -373,16 +373,16 @@ static void test_prepare_reflect(void **state)
 	json_object_put(m);
 
 	/* each mode by its name, the interface found by an IPv6 address in the endpoint's own namespace */
-	a->ifname[0] = a->netns[0] = '\0';
+	a->fx.ifname[0] = a->netns[0] = '\0';
 	for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
-		a->xdp_mode = (enum lr_xdp_mode)i;
+		a->fx.xdp_mode = (enum lr_xdp_mode)i;
 		m = lr_ctl_prepare_reflect_msg(a, "fd00::2");
 		c = json_tokener_parse(json_object_to_json_string(m));
 		assert_non_null(c);
 		assert_string_equal(json_object_get_string(json_object_object_get(c, "xdp_mode")), modes[i]);
 		assert_int_equal(lr_ctl_prepare_reflect_parse(c, b, address, err, sizeof(err)), 0);
-		assert_int_equal(b->xdp_mode, i);
-		assert_string_equal(b->ifname, "");
+		assert_int_equal(b->fx.xdp_mode, i);
+		assert_string_equal(b->fx.ifname, "");
 		assert_string_equal(b->netns, "");
 		assert_string_equal(address, "fd00::2");
 		json_object_put(c);

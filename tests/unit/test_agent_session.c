@@ -332,7 +332,7 @@ static void test_reflect_refused(void **state)
 	lr_cli_defaults(&lr_reflect_cli, fo);
 	/* the agent's policy: lo matches none of its --allow patterns */
 	c = session_ok(&s, &agent, NULL, &t);
-	snprintf(fo->ifname, sizeof(fo->ifname), "lo");
+	snprintf(fo->fx.ifname, sizeof(fo->fx.ifname), "lo");
 	assert_int_equal(lr_ctl_prepare_reflect(c, fo, "", &rd, err, sizeof(err)), 2);
 	assert_string_equal(err,
 			    "interface lo is not served here: it matches none of the agent's --allow patterns (ul*)");
@@ -346,7 +346,7 @@ static void test_reflect_refused(void **state)
 
 	/* run's child has no policy: the reflector's own check of the interface speaks */
 	c = session_ok(&s, &child, NULL, &t);
-	snprintf(fo->ifname, sizeof(fo->ifname), "lrnosuch0");
+	snprintf(fo->fx.ifname, sizeof(fo->fx.ifname), "lrnosuch0");
 	assert_int_equal(lr_ctl_prepare_reflect(c, fo, "", &rd, err, sizeof(err)), 2);
 	assert_non_null(strstr(err, "lrnosuch0"));
 	assert_int_equal(lr_ctl_start(c, 0, NULL, err, sizeof(err)), 2);
@@ -404,8 +404,8 @@ static void test_paths_refused(void **state)
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		c = session_ok(&s, cases[i].so ? cases[i].so : &withdir, NULL, &t);
 		lr_recv_opts_default(ro);
-		snprintf(ro->ifname, sizeof(ro->ifname), "lo");
-		snprintf(ro->pcap, sizeof(ro->pcap), "%s", cases[i].pcap);
+		snprintf(ro->rx.ifname, sizeof(ro->rx.ifname), "lo");
+		snprintf(ro->rx.pcap, sizeof(ro->rx.pcap), "%s", cases[i].pcap);
 		snprintf(ro->netns, sizeof(ro->netns), "%s", cases[i].netns);
 		err[0] = '\0';
 		if (lr_ctl_prepare_rx(c, ro, "", &rd, err, sizeof(err)) != 2 || !strstr(err, cases[i].says) ||

@@ -351,23 +351,23 @@ static void test_recv_defaults_and_options(void **state)
 
 	(void)state;
 	expect_ok(&c, recv_parse(&c, &o, min), "minimal recv");
-	assert_string_equal(o.ifname, "veth1");
-	assert_int_equal(o.dst_port, LR_DEFAULT_DST_PORT);
+	assert_string_equal(o.rx.ifname, "veth1");
+	assert_int_equal(o.rx.dst_port, LR_DEFAULT_DST_PORT);
 	assert_true(o.duration_ns == 0);
 	assert_false(o.once);
-	assert_false(o.pass);
-	assert_int_equal(o.xdp_mode, LR_XDP_AUTO);
+	assert_false(o.rx.pass);
+	assert_int_equal(o.rx.xdp_mode, LR_XDP_AUTO);
 	assert_string_equal(o.ready_file, "");
 	cmd_free(&c);
 
 	expect_ok(&c, recv_parse(&c, &o, all), "recv with every option");
-	assert_string_equal(o.ifname, "veth1");
+	assert_string_equal(o.rx.ifname, "veth1");
 	assert_true(o.duration_ns == 3 * NS);
 	assert_true(o.once);
-	assert_true(o.pass);
+	assert_true(o.rx.pass);
 	assert_string_equal(o.ready_file, "/tmp/lr.ready");
-	assert_int_equal(o.dst_port, 9000);
-	assert_int_equal(o.xdp_mode, LR_XDP_GENERIC);
+	assert_int_equal(o.rx.dst_port, 9000);
+	assert_int_equal(o.rx.xdp_mode, LR_XDP_GENERIC);
 	assert_string_equal(o.json, "-");
 	assert_string_equal(o.netns, "bar");
 	cmd_free(&c);
@@ -387,7 +387,7 @@ static void test_recv_xdp_modes(void **state)
 		struct cmd c;
 
 		expect_ok(&c, recv_parse(&c, &o, args), modes[i].name);
-		assert_int_equal(o.xdp_mode, modes[i].mode);
+		assert_int_equal(o.rx.xdp_mode, modes[i].mode);
 		cmd_free(&c);
 	}
 }
@@ -474,7 +474,7 @@ static void test_shared_bounds(void **state)
 			fail_msg("--pcap-max-bytes %s: send %d '%s', recv %d '%s'", values[i], sret, sc.err, rret,
 				 rc.err);
 		if (!sret)
-			assert_true(so.pcap_max_bytes == ro.pcap_max_bytes);
+			assert_true(so.pcap_max_bytes == ro.rx.pcap_max_bytes);
 		cmd_free(&sc);
 		cmd_free(&rc);
 	}

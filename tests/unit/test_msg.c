@@ -323,7 +323,7 @@ static void test_endpoint_refuses(void **state)
 	assert_int_equal(lr_ctl_wait(c, 1000000, &complete, r, NULL, err, sizeof(err)), LR_EXIT_USAGE);
 	/* a receiver on an interface that does not exist: refused as the CLI refuses it */
 	lr_recv_opts_default(&o);
-	snprintf(o.ifname, sizeof(o.ifname), "lrnosuch0");
+	snprintf(o.rx.ifname, sizeof(o.rx.ifname), "lrnosuch0");
 	assert_int_equal(lr_ctl_prepare_rx(c, &o, NULL, &rd, err, sizeof(err)), LR_EXIT_USAGE);
 	if (!strstr(err, "lrnosuch0"))
 		fail_msg("%s", err);
@@ -432,17 +432,17 @@ static void test_prepare_rx(void **state)
 
 	(void)state;
 	lr_recv_opts_default(a);
-	snprintf(a->ifname, sizeof(a->ifname), "rcv0");
+	snprintf(a->rx.ifname, sizeof(a->rx.ifname), "rcv0");
 	snprintf(a->netns, sizeof(a->netns), "container:web");
-	a->engine = LR_RX_ENGINE_PACKET;
-	a->xdp_mode = LR_XDP_GENERIC;
-	a->workers = 3;
-	a->dst_port = 9000;
-	snprintf(a->pcap, sizeof(a->pcap), "/tmp/rx.pcap");
-	a->pcap_every = 7;
-	a->snaplen = 256;
-	a->prog_stats = true;
-	a->clock_offset_ns = -123456789;
+	a->rx.engine = LR_RX_ENGINE_PACKET;
+	a->rx.xdp_mode = LR_XDP_GENERIC;
+	a->rx.workers = 3;
+	a->rx.dst_port = 9000;
+	snprintf(a->rx.pcap, sizeof(a->rx.pcap), "/tmp/rx.pcap");
+	a->rx.pcap_every = 7;
+	a->rx.snaplen = 256;
+	a->rx.prog_stats = true;
+	a->rx.clock_offset_ns = -123456789;
 	m = lr_ctl_prepare_rx_msg(a, "");
 	assert_int_equal(lr_ctl_prepare_rx_parse(m, b, address, err, sizeof(err)), 0);
 	assert_memory_equal(a, b, sizeof(*a));
