@@ -111,9 +111,8 @@ golden send-rtt "$LR_TMP/send-rtt.json"
 golden reflect "$LR_TMP/reflect.json"
 
 # ---- the agent's replies ------------------------------------------------------------------------
-# An agent listens on its namespace's loopback, so no control traffic crosses the veth. A receiver
-# is sent no start: a receiver's session that was sent one crashes when it ends (in lr_tx_join(),
-# called for every role), and that is not the interface to freeze.
+# An agent listens on its namespace's loopback, so no control traffic crosses the veth. The
+# receiver is sent start (at_ns 0) too: its session once crashed at the end for it (no bye).
 ip -n "$SND" link set lo up
 ip -n "$RCV" link set lo up
 
@@ -177,9 +176,10 @@ client_done()
 	golden "$1" "$LR_TMP/$1.json"
 }
 
-# The agent as receiver: hello, prepare_rx, progress, wait, quit; this side sends once it is ready.
+# The agent as receiver: hello, prepare_rx, start, progress, wait, quit; this side sends once it is ready.
 agent_up "$RCV"
-client "$RCV" --hello '{"type": "prepare_rx", "interface": "rcv0"}' '{"type": "progress"}'
+client "$RCV" --hello '{"type": "prepare_rx", "interface": "rcv0"}' '{"type": "start", "at_ns": 0}' \
+	'{"type": "progress"}'
 lr_wait_log "$LR_TMP/client.out" '"type": "ready"' 10 || {
 	lr_show_file "$LR_TMP/client.out"
 	lr_show_file "$LR_TMP/client.err"
