@@ -580,7 +580,12 @@ TESTS_SEEN=0
 if wait_for_test a2b 10; then
 	sleep 0.5
 	SESSION=$(ps -o pid= --ppid "$A2_PID" | tr -d ' ' | head -n 1)
-	kill -KILL "$A2_PID" ${SESSION:+"$SESSION"}
+	# the session first: killed after the agent, it could take the agent's death signal (its
+	# PDEATHSIG, SIGTERM) in between and end the test in words, which is not a crash
+	if [[ -n $SESSION ]]; then
+		kill -KILL "$SESSION"
+	fi
+	kill -KILL "$A2_PID"
 	fails_within "agent and session SIGKILLed (a crash)" "the agent at $A2 failed" crash
 else
 	lr_fail "crash: the test started" "$(tail -n 3 "$LR_TMP/a2b.err")"
