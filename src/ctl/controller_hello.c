@@ -18,7 +18,7 @@
 #define HELLO_MS	5000
 
 /* "@what: " before the message in @err. */
-static void prefix(char *err, size_t errlen, const char *what)
+static void prepend_err(char *err, size_t errlen, const char *what)
 {
 	char why[512];
 
@@ -98,7 +98,7 @@ static const struct lr_jfield busy_fields[] = {
 };
 
 /* A "busy" reply in words: exit code 1. */
-static int busy(struct lr_ctl *c, struct json_object *m, char *err, size_t errlen)
+static int busy_err(struct lr_ctl *c, struct json_object *m, char *err, size_t errlen)
 {
 	struct busy_reply b;
 
@@ -141,7 +141,7 @@ static int authenticate(struct lr_ctl *c, const struct hello_reply *h, const cha
 	/* an agent with a token says "busy" only to a controller that proved it holds it */
 	if (!ret && !strcmp(lr_msg_type(m), "busy")) {
 		pthread_mutex_unlock(&c->lock);
-		ret = busy(c, m, err, errlen);
+		ret = busy_err(c, m, err, errlen);
 		json_object_put(m);
 		return ret;
 	}
@@ -149,7 +149,7 @@ static int authenticate(struct lr_ctl *c, const struct hello_reply *h, const cha
 		ret = lr_ctl_expect(c, m, "auth", "ok", &m, err, errlen);
 	pthread_mutex_unlock(&c->lock);
 	if (ret > 0)
-		prefix(err, errlen, c->name);
+		prepend_err(err, errlen, c->name);
 	if (ret)
 		return ret;
 	/* the host's facts, which an agent with a token gives only to whoever proved to hold it */
@@ -160,7 +160,7 @@ static int authenticate(struct lr_ctl *c, const struct hello_reply *h, const cha
 		if (json_object_object_get_ex(m, "host", &v))
 			c->host_json = json_object_get(v);
 	} else {
-		prefix(err, errlen, "ok");
+		prepend_err(err, errlen, "ok");
 		ret = -EBADMSG;
 	}
 	json_object_put(m);
@@ -179,8 +179,8 @@ int lr_ctl_hello(struct lr_ctl *c, const struct lr_auth_key *key, char *err, siz
 	ret = lr_ctl_exchange(c, lr_ctl_hello_msg(nonce), HELLO_MS, &m, err, errlen);
 	pthread_mutex_unlock(&c->lock);
 	if (ret == -EPROTONOSUPPORT) {
-		prefix(err, errlen, "another protocol version");
-		prefix(err, errlen, c->name);
+		prepend_err(err, errlen, "another protocol version");
+		prepend_err(err, errlen, c->name);
 		return LR_EXIT_USAGE;
 	}
 	/* "HOST:PORT is not a linerate agent (it answered ...)": the address is wrong, not the agent */
@@ -189,7 +189,7 @@ int lr_ctl_hello(struct lr_ctl *c, const struct lr_auth_key *key, char *err, siz
 	if (ret)
 		return ret;
 	if (!strcmp(lr_msg_type(m), "busy")) {
-		ret = busy(c, m, err, errlen);
+		ret = busy_err(c, m, err, errlen);
 		json_object_put(m);
 		return ret;
 	}
@@ -233,7 +233,7 @@ int lr_ctl_connect(const char *hostport, const struct lr_auth_key *key, struct l
 	snprintf(c->name, sizeof(c->name), "the agent at %s", c->agent);
 	ret = lr_ctl_hello(c, key, err, errlen);
 	if (ret < 0)
-		prefix(err, errlen, c->name);
+		prepend_err(err, errlen, c->name);
 	if (ret) {
 		lr_ctl_close(c);
 		return ret < 0 ? LR_EXIT_RUNTIME : ret;

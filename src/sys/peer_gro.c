@@ -27,7 +27,7 @@ static void peer_key(const struct stat *ns, int peer_ifindex, char *key, size_t 
 }
 
 /* One word from the guardian within @ms: 0, or -ETIMEDOUT, or -EPIPE when it ended without one. */
-static int hear(int fd, int ms, struct guard_word *w)
+static int hear_guardian(int fd, int ms, struct guard_word *w)
 {
 	struct pollfd p = { .fd = fd, .events = POLLIN };
 	struct timespec t0;
@@ -52,7 +52,7 @@ static int hear(int fd, int ms, struct guard_word *w)
 	return n == (ssize_t)sizeof(*w) ? 0 : -EPIPE;
 }
 
-static void reap(pid_t pid, bool wait)
+static void reap_guardian(pid_t pid, bool wait)
 {
 	while (waitpid(pid, NULL, wait ? 0 : WNOHANG) < 0 && errno == EINTR)
 		;
@@ -128,7 +128,7 @@ int lr_peer_gro_hold(const char *ifname, struct lr_peer_gro *p, char *err, size_
 	}
 	if (!pid)
 		lr_peer_gro_guardian(&g, &p->r);
-	ret = hear(ans[0], READY_MS, &w);
+	ret = hear_guardian(ans[0], READY_MS, &w);
 	if (ret == -ETIMEDOUT) {
 		/*
 		 * Slow, not known to have changed nothing: GRO may go on just after this. It is not
@@ -142,14 +142,14 @@ int lr_peer_gro_hold(const char *ifname, struct lr_peer_gro *p, char *err, size_
 		goto out;
 	}
 	if (ret) {
-		reap(pid, true);
+		reap_guardian(pid, true);
 		lr_msg(err, errlen, "--prepare-peer: the guardian process ended without a word");
 		code = LR_EXIT_RUNTIME;
 		goto out;
 	}
 	p->r = w.r;
 	if (w.code || p->r.action == LR_PREP_NONE) {
-		reap(pid, true);
+		reap_guardian(pid, true);
 		if (w.code)
 			lr_msg(err, errlen, "%s", w.msg);
 		code = w.code;
@@ -226,13 +226,13 @@ static int let_go(struct lr_peer_gro *p, struct guard_word *w)
 		pr_debug("--prepare-peer: the guardian's socket: %s\n", strerror(errno));
 	close(p->ctl_fd);
 	p->ctl_fd = -1;
-	ret = hear(p->ans_fd, RELEASE_MS, w);
+	ret = hear_guardian(p->ans_fd, RELEASE_MS, w);
 	if (!ret && !w->final)
 		ret = -EPIPE;
 	close(p->ans_fd);
 	p->ans_fd = -1;
 	/* its end of the pipe closes only when it exits: it is gone, or about to be, unless stuck */
-	reap(p->pid, ret != -ETIMEDOUT);
+	reap_guardian(p->pid, ret != -ETIMEDOUT);
 	return ret;
 }
 
@@ -281,7 +281,7 @@ void lr_peer_gro_release(struct lr_peer_gro *p)
 	int ret;
 
 	if (p->stray) {
-		reap(p->stray, false);
+		reap_guardian(p->stray, false);
 		p->stray = 0;
 	}
 	if (!p->pid)

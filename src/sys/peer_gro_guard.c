@@ -201,7 +201,7 @@ static uint64_t netns_cookie(void)
  * Under the peer's mutex: join the runs that hold GRO on, or switch it on and record how it was,
  * or find nothing to do. Holding, its LOCK_SH on the users file stays taken until put_back().
  */
-static int take(const struct guard *g, struct hold *h, struct lr_prep_result *r, char *msg, size_t len)
+static int hold_gro(const struct guard *g, struct hold *h, struct lr_prep_result *r, char *msg, size_t len)
 {
 	uint64_t cookie = netns_cookie();
 	struct lr_peer_gro_state st;
@@ -400,7 +400,7 @@ out:
 }
 
 /* false when no one reads: the parent died, or stopped waiting for the first word (EPIPE, ignored) */
-static bool say(int fd, const struct guard_word *w)
+static bool tell_parent(int fd, const struct guard_word *w)
 {
 	return write(fd, w, sizeof(*w)) == (ssize_t)sizeof(*w);
 }
@@ -457,18 +457,18 @@ void lr_peer_gro_guardian(const struct guard *g, const struct lr_prep_result *r0
 		w.code = err == EPERM ? LR_EXIT_USAGE : LR_EXIT_RUNTIME;
 		snprintf(w.msg, sizeof(w.msg), "--prepare-peer: cannot enter the peer's network namespace %s: %s%s",
 			 r0->netns, strerror(err), err == EPERM ? " (needs root: CAP_SYS_ADMIN)" : "");
-		say(g->ans_fd, &w);
+		tell_parent(g->ans_fd, &w);
 		_exit(0);
 	}
-	w.code = take(g, &h, &w.r, w.msg, sizeof(w.msg));
-	heard = say(g->ans_fd, &w);
+	w.code = hold_gro(g, &h, &w.r, w.msg, sizeof(w.msg));
+	heard = tell_parent(g->ans_fd, &w);
 	if (w.code || w.r.action == LR_PREP_NONE)
 		_exit(0);
 	/* a parent that stopped waiting for that word (READY_MS) gave the test up: back at once */
 	told = heard && wait_parent(g);
 	put_back(g, &h, &w.r);
 	w.final = true;
-	say(g->ans_fd, &w);
+	tell_parent(g->ans_fd, &w);
 	if (!told) {
 		/* no one reports for a parent that died or gave up: one line where its own lines went */
 		lr_peer_gro_end_line(&w.r, line, sizeof(line));

@@ -81,7 +81,7 @@ unsigned int lr_peer_gro_count_holders(const char *locks, unsigned int major, un
 /* ---- the lines ------------------------------------------------------------------------------ */
 
 /* "vc1 (netns lrlab-bridge-host)", or "vc1" when it is in the sender's own namespace. */
-static void where(const struct lr_prep_result *r, char *buf, size_t len)
+static void peer_label(const struct lr_prep_result *r, char *buf, size_t len)
 {
 	if (r->netns[0])
 		snprintf(buf, len, "%s (netns %s)", r->device, r->netns);
@@ -93,7 +93,7 @@ void lr_peer_gro_start_line(const struct lr_prep_result *r, const char *ifname, 
 {
 	char at[LR_PREP_DEVICE_MAX + LR_PREP_NETNS_MAX + 16];
 
-	where(r, at, sizeof(at));
+	peer_label(r, at, sizeof(at));
 	switch (r->action) {
 	case LR_PREP_NOT_VETH:
 		snprintf(buf, len, "--prepare-peer has nothing to do: %s is no veth", ifname);
@@ -120,7 +120,7 @@ void lr_peer_gro_end_line(const struct lr_prep_result *r, char *buf, size_t len)
 	buf[0] = '\0';
 	if (!r->asked)
 		return;
-	where(r, at, sizeof(at));
+	peer_label(r, at, sizeof(at));
 	if (r->action == LR_PREP_NOT_VETH)
 		snprintf(buf, len, "nothing to do: the interface is no veth");
 	else if (r->action == LR_PREP_NONE)
