@@ -62,7 +62,7 @@ static int find_bind(const struct lr_cli *cli, int c)
 }
 
 /* The first required option the user left out, in words; 0 when none is. */
-static int missing(const struct lr_cli *cli, const bool *seen, bool arg_seen, char *err, size_t errlen)
+static int missing_required(const struct lr_cli *cli, const bool *seen, bool arg_seen, char *err, size_t errlen)
 {
 	unsigned int i;
 
@@ -162,7 +162,7 @@ int lr_cli_parse(const struct lr_cli *cli, int argc, char **argv, void *o, FILE 
 		snprintf(err, errlen, "unexpected argument '%s' (see 'linerate %s --help')", argv[optind], cli->cmd);
 		return -EINVAL;
 	}
-	ret = missing(cli, seen, arg_seen, err, errlen);
+	ret = missing_required(cli, seen, arg_seen, err, errlen);
 	if (ret)
 		return ret;
 	return cli->check ? cli->check(o, err, errlen) : 0;

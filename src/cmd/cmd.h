@@ -17,7 +17,7 @@ struct lr_run_opts {
 	int verbose;
 };
 
-/* Each command's options and entry point (src/cmd/<command>.c). */
+/* Each command's options and entry point (src/cmd/cmd_<command>.c). */
 extern const struct lr_cli lr_send_cli, lr_recv_cli, lr_run_cli, lr_probe_cli, lr_veth_cli, lr_agent_cli,
 	lr_reflect_cli, lr_matrix_cli;
 
@@ -31,6 +31,6 @@ int lr_cmd_probe(const struct lr_probe_opts *o);
 int lr_cmd_veth(const struct lr_veth_opts *o);
 int lr_cmd_agent(const struct lr_agent_opts *o);
 int lr_cmd_reflect(const struct lr_reflect_opts *o);
-int lr_cmd_matrix(const struct lr_matrix_opts *o);	/* src/run/matrix.c */
+int lr_cmd_matrix(const struct lr_matrix_opts *o);	/* src/run/matrix_run.c */
 
 #endif

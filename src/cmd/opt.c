@@ -24,7 +24,7 @@ struct val {
 	size_t errlen;
 };
 
-static void *aux(const struct val *v)
+static void *aux_field(const struct val *v)
 {
 	return v->base + v->b->aux - 1;
 }
@@ -36,7 +36,7 @@ static void join(char *buf, size_t len, const char *a, const char *b)
 }
 
 /* "NAME: 'ARG' is not WHAT (HINT; BOUNDS)": the message of every value that does not parse. */
-static int bad(const struct val *v, const char *arg)
+static int bad_value(const struct val *v, const char *arg)
 {
 	const struct lr_kind *k = v->o->kind;
 	char bounds[128], detail[384];
@@ -94,7 +94,7 @@ static int parse_percent(const char *s, uint64_t *out)
 }
 
 /* "0-3", "0, 2, 5-6": blanks around ',' and '-' dropped, blanks between two numbers refused. */
-static int squeeze(const char *s, char *out, size_t len)
+static int squeeze_blanks(const char *s, char *out, size_t len)
 {
 	size_t n = 0;
 	char prev = ',';
@@ -166,7 +166,7 @@ static int set_netns(const struct val *v, char *f, const char *arg)
 		return -EINVAL;
 	}
 	if (!lr_container_is_spec(arg) && !valid_netns(arg))
-		return bad(v, arg);
+		return bad_value(v, arg);
 	return set_string(v, f, arg);
 }
 
@@ -177,7 +177,7 @@ static int set_mac(const struct val *v, uint8_t *mac, const char *arg)
 	int i;
 
 	if (sscanf(arg, "%2x:%2x:%2x:%2x:%2x:%2x%c", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &tail) != 6)
-		return bad(v, arg);
+		return bad_value(v, arg);
 	if (b[0] & 1) {
 		snprintf(v->err, v->errlen, "%s: '%s' is a multicast/broadcast address; test frames need a unicast "
 			 "destination", v->name, arg);
@@ -197,18 +197,18 @@ static int set_idlist(const struct val *v, unsigned int *out, const char *arg)
 
 	if (cap > k->items)
 		cap = k->items;
-	if (squeeze(arg, buf, sizeof(buf)))
-		return bad(v, arg);
+	if (squeeze_blanks(arg, buf, sizeof(buf)))
+		return bad_value(v, arg);
 	n = lr_parse_list(buf, (unsigned int)k->max + 1, out, cap);
 	if (n <= 0)
-		return bad(v, arg);
+		return bad_value(v, arg);
 	for (i = 0; k->unique && i < (unsigned int)n; i++)
 		for (j = 0; j < i; j++)
 			if (out[i] == out[j]) {
 				snprintf(v->err, v->errlen, "%s: %s %u is listed twice", v->name, k->unit, out[i]);
 				return -EINVAL;
 			}
-	*(unsigned int *)aux(v) = (unsigned int)n;
+	*(unsigned int *)aux_field(v) = (unsigned int)n;
 	return 0;
 }
 
@@ -238,15 +238,15 @@ static int set_step(const struct val *v, double *frac, const char *arg)
 
 	if (n && arg[n - 1] == '%') {
 		if (parse_percent(arg, &pct) || !pct || pct >= PERCENT_NANO)
-			return bad(v, arg);
+			return bad_value(v, arg);
 		*frac = (double)pct / (double)PERCENT_NANO;
-		*(uint64_t *)aux(v) = 0;
+		*(uint64_t *)aux_field(v) = 0;
 		return 0;
 	}
 	if (lr_parse_rate(arg, &r) || r.kind != LR_RATE_PPS)
-		return bad(v, arg);
+		return bad_value(v, arg);
 	*frac = 0;
-	*(uint64_t *)aux(v) = r.value;
+	*(uint64_t *)aux_field(v) = r.value;
 	return 0;
 }
 
@@ -277,7 +277,7 @@ static int set_value(const struct val *v, void *f, const char *arg)
 		return set_netns(v, f, arg);
 	case LR_T_COUNT:
 		if (lr_parse_count(arg, k->min, k->max, &x) || (k->pow2 && (x & (x - 1))))
-			return bad(v, arg);
+			return bad_value(v, arg);
 		store_uint(f, v->b->size, x);
 		return 0;
 	case LR_T_DURATION:
@@ -285,17 +285,17 @@ static int set_value(const struct val *v, void *f, const char *arg)
 		if (ret == -ERANGE || (!ret && x > k->max))
 			return too_big(v, arg);
 		if (ret || x < k->min)
-			return bad(v, arg);
+			return bad_value(v, arg);
 		*(uint64_t *)f = x;
 		return 0;
 	case LR_T_RATE:
 		ret = lr_parse_rate(arg, f);
 		if (ret == -ERANGE)
 			return too_big(v, arg);
-		return ret ? bad(v, arg) : 0;
+		return ret ? bad_value(v, arg) : 0;
 	case LR_T_PERCENT:
 		if (parse_percent(arg, &x) || x < k->min || x > k->max)
-			return bad(v, arg);
+			return bad_value(v, arg);
 		*(double *)f = (double)x / (double)PERCENT_NANO;
 		return 0;
 	case LR_T_STEP:
@@ -304,8 +304,8 @@ static int set_value(const struct val *v, void *f, const char *arg)
 		family = strchr(arg, ':') ? AF_INET6 : AF_INET;
 		memset(f, 0, sizeof(struct in6_addr));	/* IPv4 lands in the first 4 bytes, as frame.h wants */
 		if (inet_pton(family, arg, f) != 1)
-			return bad(v, arg);
-		*(int *)aux(v) = family;
+			return bad_value(v, arg);
+		*(int *)aux_field(v) = family;
 		return 0;
 	case LR_T_MAC:
 		return set_mac(v, f, arg);
@@ -323,11 +323,11 @@ static int set_list(const struct val *v, const char *arg)
 {
 	char buf[LIST_MAX], *p, *tok;
 	/* a repeatable option adds to what earlier uses gave */
-	unsigned int n = v->o->repeat ? *(unsigned int *)aux(v) : 0;
+	unsigned int n = v->o->repeat ? *(unsigned int *)aux_field(v) : 0;
 	int ret;
 
 	if (strlen(arg) >= sizeof(buf))
-		return bad(v, arg);
+		return bad_value(v, arg);
 	strcpy(buf, arg);
 	/* strtok would merge ",," into one separator; an empty item is an error */
 	for (p = buf;; p = tok + 1) {
@@ -356,11 +356,11 @@ static int set_list(const struct val *v, const char *arg)
 		if (!tok)
 			break;
 	}
-	*(unsigned int *)aux(v) = n;
+	*(unsigned int *)aux_field(v) = n;
 	return 0;
 }
 
-static int parse(const struct val *v, const char *arg)
+static int set_arg(const struct val *v, const char *arg)
 {
 	if (v->o->list && v->b->aux)
 		return set_list(v, arg);
@@ -373,7 +373,7 @@ int lr_opt_set(const struct lr_bind *b, void *base, const char *name, const char
 
 	if (b->given)
 		*(bool *)(v.base + b->given - 1) = true;
-	return parse(&v, arg);
+	return set_arg(&v, arg);
 }
 
 void lr_opt_defaults(const struct lr_bind *b, unsigned int n, void *base)
@@ -386,7 +386,7 @@ void lr_opt_defaults(const struct lr_bind *b, unsigned int n, void *base)
 		const struct val v = { &lr_opts[b[i].id], &b[i], base, "default", err, sizeof(err) };
 
 		if (v.o->def)
-			parse(&v, v.o->def);
+			set_arg(&v, v.o->def);
 	}
 }
 

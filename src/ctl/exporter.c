@@ -35,7 +35,7 @@ struct lr_exporter {
 	int slot[LR_EXPORTER_FDS];
 };
 
-static void drop(struct client *c)
+static void drop_client(struct client *c)
 {
 	if (c->fd >= 0)
 		close(c->fd);
@@ -98,7 +98,7 @@ int lr_exporter_fds(struct lr_exporter *x, struct pollfd *p, int *timeout_ms)
 }
 
 /* The head is in (or cannot be): the response, rendered now, becomes what is left to send. */
-static void answer(struct lr_exporter *x, struct client *c, const struct lr_metrics_agent *a)
+static void queue_response(struct lr_exporter *x, struct client *c, const struct lr_metrics_agent *a)
 {
 	struct lr_metrics_test t;
 	struct lr_metrics_req r;
@@ -120,7 +120,7 @@ static void answer(struct lr_exporter *x, struct client *c, const struct lr_metr
 	c->out = malloc(size);
 	n = c->out ? lr_metrics_http_reply(&r, x->page, (size_t)body, c->out, size) : -ENOMEM;
 	if (n < 0) {
-		drop(c);
+		drop_client(c);
 		return;
 	}
 	c->len = (size_t)n;
@@ -137,12 +137,12 @@ static void on_readable(struct lr_exporter *x, struct client *c, const struct lr
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
 	if (n <= 0) {
-		drop(c);	/* gone before it asked for anything */
+		drop_client(c);	/* gone before it asked for anything */
 		return;
 	}
 	c->got += (size_t)n;
 	if (lr_metrics_http_parse(c->head, c->got, &r))
-		answer(x, c, a);
+		queue_response(x, c, a);
 }
 
 static void on_writable(struct client *c)
@@ -152,7 +152,7 @@ static void on_writable(struct client *c)
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
 	if (n <= 0) {
-		drop(c);
+		drop_client(c);
 		return;
 	}
 	c->sent += (size_t)n;
@@ -167,7 +167,7 @@ static void on_writable(struct client *c)
 
 		for (i = 0; i < 16 && recv(c->fd, sink, sizeof(sink), MSG_DONTWAIT) > 0; i++)
 			;
-		drop(c);
+		drop_client(c);
 	}
 }
 
@@ -190,7 +190,7 @@ static struct client *slot_for_new(struct lr_exporter *x)
 			old = c;
 	}
 	if (old)
-		drop(old);
+		drop_client(old);
 	return old;
 }
 
@@ -248,7 +248,7 @@ void lr_exporter_serve(struct lr_exporter *x, const struct pollfd *p, int n, con
 	/* deadlines: a request not in, or a response not taken, in time */
 	for (i = 0; i < LR_EXPORTER_CLIENTS; i++)
 		if (x->c[i].fd >= 0 && now >= x->c[i].deadline_ms)
-			drop(&x->c[i]);
+			drop_client(&x->c[i]);
 }
 
 void lr_exporter_close(struct lr_exporter *x)
@@ -258,7 +258,7 @@ void lr_exporter_close(struct lr_exporter *x)
 	if (!x)
 		return;
 	for (i = 0; i < LR_EXPORTER_CLIENTS; i++)
-		drop(&x->c[i]);
+		drop_client(&x->c[i]);
 	close(x->lfd);
 	free(x);
 }

@@ -53,7 +53,7 @@ int lr_host_boot_id(char out[LR_BOOT_ID_LEN + 1])
 }
 
 /* The slot of @name in @h, made when new; NULL when the list is full. */
-static struct lr_host_if *slot(struct lr_host *h, const char *name)
+static struct lr_host_if *if_slot(struct lr_host *h, const char *name)
 {
 	struct lr_host_if *i;
 	unsigned int k;
@@ -109,7 +109,7 @@ static int read_ifaces(struct lr_host *h)
 	if (getifaddrs(&all))
 		return -errno;
 	for (a = all; a; a = a->ifa_next) {
-		struct lr_host_if *i = slot(h, a->ifa_name);
+		struct lr_host_if *i = if_slot(h, a->ifa_name);
 
 		if (!i || addr_text(a->ifa_addr, text, sizeof(text)) || i->naddrs == LR_HOST_MAX_ADDRS)
 			continue;

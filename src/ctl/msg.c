@@ -237,7 +237,7 @@ static bool type_ok(const char *t, size_t len)
 }
 
 /* @buf (@len bytes) as one JSON object with "type" and "v" of our version, or NULL and -errno. */
-static int parse(const char *buf, size_t len, struct json_object **out, char *err, size_t errlen)
+static int parse_msg(const char *buf, size_t len, struct json_object **out, char *err, size_t errlen)
 {
 	struct json_tokener *tok = json_tokener_new_ex(LR_MSG_DEPTH);
 	struct json_object *obj, *type, *v;
@@ -300,7 +300,7 @@ static bool text_start(const unsigned char *b)
  * The peer speaks another protocol: its first line (what more of it comes within FOREIGN_MS, up
  * to FOREIGN_MAX bytes, to the end of the line) quoted in @err, printable bytes only.
  */
-static int foreign(int fd, const char *head, char *err, size_t errlen)
+static int quote_foreign(int fd, const char *head, char *err, size_t errlen)
 {
 	char line[FOREIGN_MAX + 1];
 	int64_t deadline = lr_now_ms() + FOREIGN_MS;
@@ -340,7 +340,7 @@ int lr_msg_recv(int fd, size_t max, int timeout_ms, struct json_object **out, ch
 		return read_failed(ret, got, HDR_LEN, false, timeout_ms, err, errlen);
 	len = ntohl(be);
 	if (len > max && text_start((const unsigned char *)&be))
-		return foreign(fd, (const char *)&be, err, errlen);
+		return quote_foreign(fd, (const char *)&be, err, errlen);
 	if (len > max || len > INT_MAX) {
 		snprintf(err, errlen, "a message of %zu bytes is over the limit of %zu", len, max);
 		return -EMSGSIZE;
@@ -358,7 +358,7 @@ int lr_msg_recv(int fd, size_t max, int timeout_ms, struct json_object **out, ch
 	if (ret)
 		ret = read_failed(ret, got, len, true, timeout_ms, err, errlen);
 	else
-		ret = parse(buf, len, out, err, errlen);
+		ret = parse_msg(buf, len, out, err, errlen);
 	free(buf);
 	return ret;
 }
@@ -425,7 +425,7 @@ int lr_msg_read(struct lr_msg_reader *r, int fd, size_t max, struct json_object 
 			}
 		}
 		if (r->got > HDR_LEN && r->got == HDR_LEN + r->len) {
-			ret = parse(r->buf, r->len, out, err, errlen);
+			ret = parse_msg(r->buf, r->len, out, err, errlen);
 			lr_msg_reader_reset(r);
 			return ret ? ret : 1;
 		}

@@ -250,7 +250,7 @@ static int pair_side(const struct lr_matrix_plan *p, const char *tok, lr_matrix_
 }
 
 /* Line @line (NUL-terminated, comment and CR gone) into its tokens: their number, at most @max. */
-static unsigned int tokens(char *line, char **tok, unsigned int max)
+static unsigned int split_tokens(char *line, char **tok, unsigned int max)
 {
 	unsigned int n = 0;
 	char *s = line;
@@ -312,7 +312,7 @@ int lr_matrix_pairs_parse(struct lr_matrix_plan *p, const char *path, const char
 		len = strlen(buf);	/* 0 after a comment that takes the whole line */
 		if (len && buf[len - 1] == '\r')
 			buf[len - 1] = '\0';
-		nt = tokens(buf, tok, 2);
+		nt = split_tokens(buf, tok, 2);
 		if (!nt)
 			continue;
 		if (nt != 2) {

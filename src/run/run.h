@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * `linerate run` inside: the steps it measured, the receiver endpoint it drives, and the parts
- * that share them (phase.c runs steps and searches, receiver.c the receiver, report.c the output).
+ * that share them (phase.c runs steps and searches, receiver.c the receiver, run_report.c the output).
  */
 #ifndef LINERATE_RUN_H
 #define LINERATE_RUN_H
@@ -175,7 +175,7 @@ int lr_run_remote_tx(struct lr_run *r, const struct lr_send_opts *o, uint64_t wi
 /* "sweep", "throughput search", "round-trip sweep", "round-trip throughput search" */
 const char *lr_run_mode_name(enum lr_run_mode m);
 
-/* report.c: the table on stdout (stderr when a file is "-"), the JSON and CSV files. */
+/* run_report.c: the table on stdout (stderr when a file is "-"), the JSON and CSV files. */
 void lr_run_print_table(const struct lr_run *r);
 int lr_run_write_json(const struct lr_run *r);
 int lr_run_write_csv(const struct lr_run *r);

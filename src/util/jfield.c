@@ -82,7 +82,7 @@ static const char *type_name(struct json_object *v)
 	return json_type_to_name(json_object_get_type(v));
 }
 
-static int wrong(const char *path, const char *want, struct json_object *v, char *err, size_t errlen)
+static int type_error(const char *path, const char *want, struct json_object *v, char *err, size_t errlen)
 {
 	snprintf(err, errlen, "%s: expected %s, got %s", path, want, v ? type_name(v) : "null");
 	return -EINVAL;
@@ -95,7 +95,7 @@ static int get_uint(struct json_object *v, const char *path, uint64_t min, uint6
 	uint64_t x;
 
 	if (!json_object_is_type(v, json_type_int))
-		return wrong(path, "an unsigned integer", v, err, errlen);
+		return type_error(path, "an unsigned integer", v, err, errlen);
 	if (json_object_get_int64(v) < 0) {
 		snprintf(err, errlen, "%s: %lld is negative", path, (long long)json_object_get_int64(v));
 		return -EINVAL;
@@ -118,7 +118,7 @@ int lr_jfield_uint(struct json_object *v, const char *path, uint64_t *out, char 
 int lr_jfield_number(struct json_object *v, const char *path, double *out, char *err, size_t errlen)
 {
 	if (!json_object_is_type(v, json_type_double) && !json_object_is_type(v, json_type_int))
-		return wrong(path, "a number", v, err, errlen);
+		return type_error(path, "a number", v, err, errlen);
 	*out = json_object_get_double(v);
 	if (!isfinite(*out)) {
 		snprintf(err, errlen, "%s: not a finite number", path);
@@ -134,7 +134,7 @@ static int get_str(const struct lr_jfield *f, struct json_object *v, char *p, co
 	size_t len;
 
 	if (!json_object_is_type(v, json_type_string))
-		return wrong(path, "a string", v, err, errlen);
+		return type_error(path, "a string", v, err, errlen);
 	s = json_object_get_string(v);
 	len = (size_t)json_object_get_string_len(v);
 	if (len != strlen(s)) {
@@ -158,7 +158,7 @@ static int get_enum(const struct lr_jfield *f, struct json_object *v, int *p, co
 	int i;
 
 	if (!json_object_is_type(v, json_type_string))
-		return wrong(path, "a string", v, err, errlen);
+		return type_error(path, "a string", v, err, errlen);
 	for (i = 0; f->names[i]; i++) {
 		if (!strcmp(json_object_get_string(v), f->names[i])) {
 			*p = i;
@@ -180,7 +180,7 @@ static int get_array(const struct lr_jfield *f, struct json_object *v, void *bas
 	int ret;
 
 	if (!json_object_is_type(v, json_type_array))
-		return wrong(path, "an array", v, err, errlen);
+		return type_error(path, "an array", v, err, errlen);
 	n = json_object_array_length(v);
 	if (n > f->max) {
 		snprintf(err, errlen, "%s: %zu entries, at most %llu", path, n, (unsigned long long)f->max);
@@ -212,7 +212,7 @@ int lr_jfield_get_value(const struct lr_jfield *f, struct json_object *v, void *
 		return get_uint(v, path, f->min, f->max ? f->max : UINT64_MAX, (uint64_t *)p, err, errlen);
 	case LR_J_I64:
 		if (!json_object_is_type(v, json_type_int))
-			return wrong(path, "an integer", v, err, errlen);
+			return type_error(path, "an integer", v, err, errlen);
 		if (json_object_get_int64(v) == INT64_MAX && json_object_get_uint64(v) > INT64_MAX) {
 			snprintf(err, errlen, "%s: out of range", path);
 			return -EINVAL;
@@ -233,7 +233,7 @@ int lr_jfield_get_value(const struct lr_jfield *f, struct json_object *v, void *
 		return lr_jfield_number(v, path, (double *)p, err, errlen);
 	case LR_J_BOOL:
 		if (!json_object_is_type(v, json_type_boolean))
-			return wrong(path, "true or false", v, err, errlen);
+			return type_error(path, "true or false", v, err, errlen);
 		*(bool *)p = json_object_get_boolean(v);
 		return 0;
 	case LR_J_STR_NULL:
@@ -281,7 +281,7 @@ int lr_jfield_get(struct json_object *obj, const struct lr_jfield *f, void *base
 	int ret;
 
 	if (!json_object_is_type(obj, json_type_object))
-		return wrong(where[0] ? where : "the document", "an object", obj, err, errlen);
+		return type_error(where[0] ? where : "the document", "an object", obj, err, errlen);
 	for (g = f; g->key; g++) {
 		struct json_object *v;
 

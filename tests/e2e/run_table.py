@@ -6,7 +6,7 @@ run_table.py REPORT JSON
 
 REPORT is what `run` printed (the table, "where the frames went", the search summary); JSON is
 the document of the same run. Each step's row is rebuilt from the JSON with the format
-print_steps() (src/run/report.c) uses, and must start the same way the printed row does (the
+print_steps() (src/run/run_report.c) uses, and must start the same way the printed row does (the
 pass column is left out: its words are the verdict's, checked elsewhere). Then, per step, the
 counts of "where the frames went" and the cost line, and per search the found rate, its L1 rate
 and latency. Prints one line per mismatch and a count; exits 1 on any mismatch, 2 on bad input.

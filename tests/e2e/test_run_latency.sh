@@ -80,7 +80,7 @@ run()
 	lr_show_file "$LR_TMP/$1.err"
 }
 
-# cols FILE: "STEP P50 P99" for each row of the table (fixed columns: see print_steps() in report.c).
+# cols FILE: "STEP P50 P99" for each row of the table (fixed columns: see print_steps() in run_report.c).
 cols()
 {
 	awk '/^step +size/ { t = 1; next }

@@ -214,7 +214,7 @@ static void cell_line(const struct matrix *m, unsigned int i)
 }
 
 /* Connects to agent @i for a cell: 0, or an exit code with why in @err. */
-static int reach(struct matrix *m, unsigned int i, struct lr_ctl **c, char *err, size_t errlen)
+static int connect_agent(struct matrix *m, unsigned int i, struct lr_ctl **c, char *err, size_t errlen)
 {
 	return lr_ctl_connect(agent(m, i)->name, m->have_key ? &m->key : NULL, c, err, errlen);
 }
@@ -241,11 +241,11 @@ static void run_pair(struct matrix *m, unsigned int first, unsigned int end)
 			     m->agents[id->rx].error);
 		return;
 	}
-	if (reach(m, id->rx, &rxc, err, sizeof(err))) {
+	if (connect_agent(m, id->rx, &rxc, err, sizeof(err))) {
 		cells_failed(m, first, end, "rx agent: %s", err);
 		return;
 	}
-	if (reach(m, id->tx, &txc, err, sizeof(err))) {
+	if (connect_agent(m, id->tx, &txc, err, sizeof(err))) {
 		cells_failed(m, first, end, "tx agent: %s", err);
 		lr_ctl_close(rxc);
 		return;
@@ -543,7 +543,7 @@ static int write_csv(const struct matrix *m)
 /* ---- the command --------------------------------------------------------------------------------------- */
 
 /* The plan from the options: 0, or an exit code after one line. */
-static int plan(struct matrix *m, struct lr_matrix_plan *p)
+static int make_plan(struct matrix *m, struct lr_matrix_plan *p)
 {
 	const struct lr_matrix_opts *o = m->o;
 	char err[1024];
@@ -565,7 +565,7 @@ static int plan(struct matrix *m, struct lr_matrix_plan *p)
 }
 
 /* Everything checked before any agent is asked anything: 0, or an exit code after one line. */
-static int check(struct matrix *m)
+static int check_before_start(struct matrix *m)
 {
 	const struct lr_matrix_opts *o = m->o;
 	char err[1024];
@@ -588,7 +588,7 @@ static int check(struct matrix *m)
 }
 
 /* 1 when a cell could not run, else 3 when one missed a threshold, else 0. */
-static int verdict(const struct matrix *m)
+static int exit_code(const struct matrix *m)
 {
 	unsigned int passed, failed, errors;
 
@@ -613,9 +613,9 @@ int lr_cmd_matrix(const struct lr_matrix_opts *o)
 	}
 	m->o = o;
 	m->plan = p;
-	ret = check(m);
+	ret = check_before_start(m);
 	if (!ret)
-		ret = plan(m, p);
+		ret = make_plan(m, p);
 	if (!ret) {
 		m->cells = calloc(p->ncells, sizeof(*m->cells));
 		if (!m->cells)
@@ -631,7 +631,7 @@ int lr_cmd_matrix(const struct lr_matrix_opts *o)
 	probe_agents(m);
 	run_cells(m);
 	print_table(m);
-	ret = verdict(m);
+	ret = exit_code(m);
 	if (o->json[0] && write_json(m))
 		ret = LR_EXIT_RUNTIME;
 	if (o->csv[0] && write_csv(m))

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* `linerate matrix`: its options and how they go together; the run is src/run/matrix.c. */
+/* `linerate matrix`: its options and how they go together; the run is src/run/matrix_run.c. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
