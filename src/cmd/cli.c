@@ -28,8 +28,8 @@ void lr_cli_help(const struct lr_cli *cli, FILE *out)
 	if (cli->about)
 		fprintf(out, "%s\n\n", cli->about);
 	fprintf(out, "Options:\n");
-	for (i = 0; i < cli->nbinds; i++) {
-		const struct lr_opt *o = &lr_opts[cli->binds[i].id];
+	for (i = 0; i < cli->opts->nbinds; i++) {
+		const struct lr_opt *o = &lr_opts[cli->opts->binds[i].id];
 		char left[64];
 
 		snprintf(left, sizeof(left), "%c%c%s--%s%s%s", o->short_name ? '-' : ' ',
@@ -41,22 +41,14 @@ void lr_cli_help(const struct lr_cli *cli, FILE *out)
 	fprintf(out, "  %-28s %s\n", "-h, --help", "show this help");
 }
 
-void lr_cli_defaults(const struct lr_cli *cli, void *o)
-{
-	memset(o, 0, cli->size);
-	lr_opt_defaults(cli->binds, cli->nbinds, o);
-	if (cli->init)
-		cli->init(o);
-}
-
 static int find_bind(const struct lr_cli *cli, int c)
 {
 	unsigned int i;
 
-	if (c >= OPT_VAL && (unsigned int)(c - OPT_VAL) < cli->nbinds)
+	if (c >= OPT_VAL && (unsigned int)(c - OPT_VAL) < cli->opts->nbinds)
 		return c - OPT_VAL;
-	for (i = 0; i < cli->nbinds; i++)
-		if (lr_opts[cli->binds[i].id].short_name == c)
+	for (i = 0; i < cli->opts->nbinds; i++)
+		if (lr_opts[cli->opts->binds[i].id].short_name == c)
 			return (int)i;
 	return -1;
 }
@@ -66,8 +58,8 @@ static int missing_required(const struct lr_cli *cli, const bool *seen, bool arg
 {
 	unsigned int i;
 
-	for (i = 0; i < cli->nbinds; i++) {
-		const struct lr_opt *o = &lr_opts[cli->binds[i].id];
+	for (i = 0; i < cli->opts->nbinds; i++) {
+		const struct lr_opt *o = &lr_opts[cli->opts->binds[i].id];
 
 		if (o->required && !seen[i]) {
 			char brief[4] = "";
@@ -96,12 +88,12 @@ int lr_cli_parse(const struct lr_cli *cli, int argc, char **argv, void *o, FILE 
 	unsigned int i, s = 0;
 	int c, ret;
 
-	if (cli->nbinds > MAX_OPTS)
+	if (cli->opts->nbinds > MAX_OPTS)
 		return -E2BIG;
-	lr_cli_defaults(cli, o);
+	lr_optset_defaults(cli->opts, o);
 	sopts[s++] = ':';	/* report a missing argument as ':' */
-	for (i = 0; i < cli->nbinds; i++) {
-		const struct lr_opt *opt = &lr_opts[cli->binds[i].id];
+	for (i = 0; i < cli->opts->nbinds; i++) {
+		const struct lr_opt *opt = &lr_opts[cli->opts->binds[i].id];
 
 		lopts[i] = (struct option){ opt->name, opt->metavar ? required_argument : no_argument, NULL,
 					    OPT_VAL + (int)i };
@@ -145,7 +137,7 @@ int lr_cli_parse(const struct lr_cli *cli, int argc, char **argv, void *o, FILE 
 			snprintf(err, errlen, "internal: option %d has no binding", c);
 			return -EINVAL;
 		}
-		b = &cli->binds[n];
+		b = &cli->opts->binds[n];
 		seen[n] = true;
 		snprintf(name, sizeof(name), "--%s", lr_opts[b->id].name);
 		ret = lr_opt_set(b, o, name, optarg, err, errlen);
@@ -165,6 +157,8 @@ int lr_cli_parse(const struct lr_cli *cli, int argc, char **argv, void *o, FILE 
 	ret = missing_required(cli, seen, arg_seen, err, errlen);
 	if (ret)
 		return ret;
+	if (cli->opts->check && cli->opts->check(o, err, errlen))
+		return -EINVAL;
 	return cli->check ? cli->check(o, err, errlen) : 0;
 }
 
@@ -174,7 +168,7 @@ int lr_cli_main(const struct lr_cli *cli, int argc, char **argv)
 	void *o;
 	int ret;
 
-	o = malloc(cli->size);
+	o = malloc(cli->opts->size);
 	if (!o)
 		return lr_fail(LR_EXIT_RUNTIME, cli->cmd, "out of memory");
 	ret = lr_cli_parse(cli, argc, argv, o, stdout, err, sizeof(err));

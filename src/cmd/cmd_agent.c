@@ -7,7 +7,7 @@
 #include <unistd.h>
 #include "cmd/cli.h"
 #include "cmd/cmd.h"
-#include "cmd/opts.h"
+#include "opt/opts.h"
 #include "ctl/agent.h"
 #include "ctl/auth.h"
 #include "ctl/net.h"
@@ -109,6 +109,11 @@ static int agent_main(struct lr_agent_opts *o, struct lr_auth_key *key, struct l
 	return lr_agent_serve(o, a, o->metrics[0] ? m : NULL, o->token_file[0] ? key : NULL);
 }
 
+static const struct lr_optset agent_optset = {
+	LR_OPTSET(agent_binds, struct lr_agent_opts),
+	.check = agent_check,
+};
+
 LR_CLI_ENTRY(agent, struct lr_agent_opts, lr_cmd_agent)
 
 const struct lr_cli lr_agent_cli = {
@@ -122,9 +127,7 @@ const struct lr_cli lr_agent_cli = {
 		 "A test whose controller goes silent for 2 s is ended the same way. With --metrics it\n"
 		 "also serves Prometheus metrics over HTTP: its state and the current or last test's\n"
 		 "counts, the same numbers the controller's result reports (docs/metrics.md).",
-	LR_BINDS(agent_binds),
-	.size = sizeof(struct lr_agent_opts),
-	.check = agent_check,
+	.opts = &agent_optset,
 	.run = agent_run,
 };
 

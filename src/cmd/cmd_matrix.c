@@ -55,6 +55,11 @@ static int matrix_check(void *p, char *err, size_t errlen)
 	return 0;
 }
 
+static const struct lr_optset matrix_optset = {
+	LR_OPTSET(matrix_binds, struct lr_matrix_opts),
+	.check = matrix_check,
+};
+
 LR_CLI_ENTRY(matrix, struct lr_matrix_opts, lr_cmd_matrix)
 
 const struct lr_cli lr_matrix_cli = {
@@ -68,8 +73,6 @@ const struct lr_cli lr_matrix_cli = {
 		 "in --agents stands for all its addresses (a Kubernetes headless Service: every agent\n"
 		 "pod). Prints a table, writes JSON and CSV; a cell that cannot run is reported and the\n"
 		 "others go on (exit 1), a cell that misses --max-loss or --min-pps fails (exit 3).",
-	LR_BINDS(matrix_binds),
-	.size = sizeof(struct lr_matrix_opts),
-	.check = matrix_check,
+	.opts = &matrix_optset,
 	.run = matrix_run,
 };

@@ -68,6 +68,10 @@ static const struct lr_bind probe_binds[] = {
 	BIND(LR_O_PROBE_VERBOSE, verbose),
 };
 
+static const struct lr_optset probe_optset = {
+	LR_OPTSET(probe_binds, struct lr_probe_opts),
+};
+
 LR_CLI_ENTRY(probe, struct lr_probe_opts, lr_cmd_probe)
 
 const struct lr_cli lr_probe_cli = {
@@ -78,8 +82,7 @@ const struct lr_cli lr_probe_cli = {
 		 "need_wakeup, native and generic XDP, AF_PACKET, and the interface's driver, MTU and queues.\n"
 		 "The AF_XDP modes are tried for real: a TX-only socket is bound to queue 0 for a moment\n"
 		 "(zero-copy may make a NIC driver reconfigure that queue). No XDP program is attached.",
-	LR_BINDS(probe_binds),
-	.size = sizeof(struct lr_probe_opts),
+	.opts = &probe_optset,
 	.run = probe_run,
 };
 

@@ -9,7 +9,8 @@
 #include <unistd.h>
 #include "cmd/cli.h"
 #include "cmd/cmd.h"
-#include "cmd/opts.h"
+#include "opt/optset.h"
+#include "opt/opts.h"
 #include "linerate/flow.h"
 #include "linerate/probe.h"
 #include "rx/report.h"
@@ -26,60 +27,6 @@
 #define POLL_NS (100 * 1000000ULL)
 #define ONCE_LINGER_NS (50 * 1000000ULL)	/* catch the markers' repeats before leaving */
 
-/* Where each option lands in struct lr_recv_opts; AT(): a second field or the given flag. */
-#define BIND(id, f, ...)	{ id, LR_FIELD(struct lr_recv_opts, f), __VA_ARGS__ }
-#define AT(f)			LR_AT(struct lr_recv_opts, f)
-
-static const struct lr_bind recv_binds[] = {
-	BIND(LR_O_RX_IFACE, rx.ifname),
-	BIND(LR_O_DST_PORT, rx.dst_port),
-	BIND(LR_O_RX_DURATION, duration_ns),
-	BIND(LR_O_ONCE, once),
-	BIND(LR_O_IDLE_TIMEOUT, idle_ns, 0, AT(idle_set)),
-	BIND(LR_O_PASS, rx.pass),
-	BIND(LR_O_RX_ENGINE, rx.engine),
-	BIND(LR_O_XDP_MODE, rx.xdp_mode, 0, AT(rx.xdp_mode_set)),
-	BIND(LR_O_WORKERS, rx.workers, 0, AT(rx.workers_set)),
-	BIND(LR_O_READY_FILE, ready_file),
-	BIND(LR_O_NETNS, netns),
-	BIND(LR_O_JSON, json),
-	BIND(LR_O_RX_PCAP, rx.pcap),
-	BIND(LR_O_RX_PCAP_EVERY, rx.pcap_every),
-	BIND(LR_O_PCAP_FOREIGN, rx.pcap_foreign),
-	BIND(LR_O_SNAPLEN, rx.snaplen),
-	BIND(LR_O_PROG_STATS, rx.prog_stats),
-	BIND(LR_O_PCAP_MAX_BYTES, rx.pcap_max_bytes),
-	BIND(LR_O_QUIET, quiet),
-	BIND(LR_O_VERBOSE, verbose),
-};
-
-static int recv_check(void *p, char *err, size_t errlen)
-{
-	struct lr_recv_opts *o = p;
-
-	/* options of one engine given with the other: refused, not silently ignored */
-	if (o->rx.engine == LR_RX_ENGINE_XDP && o->rx.workers_set) {
-		snprintf(err, errlen, "--workers sets AF_PACKET receive threads, but --engine xdp has none (XDP counts "
-			 "in the softirq of every CPU that receives); drop one of the two");
-		return -EINVAL;
-	}
-	if (o->rx.engine == LR_RX_ENGINE_PACKET && o->rx.xdp_mode_set) {
-		snprintf(err, errlen, "--xdp-mode is an XDP attach mode, but --engine packet uses no XDP; drop one of the two");
-		return -EINVAL;
-	}
-	if (o->idle_set && !o->once) {
-		snprintf(err, errlen, "--idle-timeout bounds the wait of --once; without --once recv counts until "
-			 "--duration or a signal");
-		return -EINVAL;
-	}
-	if (!o->rx.pcap[0] && (o->rx.pcap_every != 1 || o->rx.pcap_foreign || o->rx.snaplen != LR_PCAP_DEFAULT_SNAPLEN ||
-			    o->rx.pcap_max_bytes)) {
-		snprintf(err, errlen, "--pcap-every, --pcap-foreign, --snaplen and --pcap-max-bytes need --pcap FILE");
-		return -EINVAL;
-	}
-	return 0;
-}
-
 LR_CLI_ENTRY(recv, struct lr_recv_opts, lr_cmd_recv)
 
 const struct lr_cli lr_recv_cli = {
@@ -89,16 +36,9 @@ const struct lr_cli lr_recv_cli = {
 	.about = "Counts linerate test frames with an XDP program: packets, loss (sequence gaps and the\n"
 		 "sender's end-of-test totals), reordering, duplicates and one-way latency (same host).\n"
 		 "Other frames are counted as foreign and passed to the stack.",
-	LR_BINDS(recv_binds),
-	.size = sizeof(struct lr_recv_opts),
-	.check = recv_check,
+	.opts = &lr_recv_optset,
 	.run = recv_run,
 };
-
-void lr_recv_opts_default(struct lr_recv_opts *o)
-{
-	lr_cli_defaults(&lr_recv_cli, o);
-}
 
 struct recv_ctx {
 	const struct lr_recv_opts *o;

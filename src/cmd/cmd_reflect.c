@@ -7,7 +7,8 @@
 #include <time.h>
 #include "cmd/cli.h"
 #include "cmd/cmd.h"
-#include "cmd/opts.h"
+#include "opt/optset.h"
+#include "opt/opts.h"
 #include "rx/reflect.h"
 #include "util/clock.h"
 #include "util/idle.h"
@@ -20,36 +21,6 @@
 #define POLL_NS (100 * 1000000ULL)
 #define ONCE_LINGER_NS (50 * 1000000ULL)	/* reflect the markers' repeats too before leaving */
 
-#define BIND(id, f, ...)	{ id, LR_FIELD(struct lr_reflect_opts, f), __VA_ARGS__ }
-#define AT(f)			LR_AT(struct lr_reflect_opts, f)
-
-static const struct lr_bind reflect_binds[] = {
-	BIND(LR_O_REFLECT_IFACE, fx.ifname),
-	BIND(LR_O_DST_PORT, fx.dst_port),
-	BIND(LR_O_REFLECT_MODE, fx.xdp_mode),
-	BIND(LR_O_REFLECT_DURATION, duration_ns),
-	BIND(LR_O_REFLECT_ONCE, once),
-	BIND(LR_O_IDLE_TIMEOUT, idle_ns, 0, AT(idle_set)),
-	BIND(LR_O_READY_FILE, ready_file),
-	BIND(LR_O_NETNS, netns),
-	BIND(LR_O_JSON, json),
-	BIND(LR_O_ALLOW_PHYSICAL, fx.allow_physical),
-	BIND(LR_O_QUIET, quiet),
-	BIND(LR_O_VERBOSE, verbose),
-};
-
-static int reflect_check(void *p, char *err, size_t errlen)
-{
-	const struct lr_reflect_opts *o = p;
-
-	if (o->idle_set && !o->once) {
-		snprintf(err, errlen, "--idle-timeout bounds the wait of --once; without --once reflect runs until "
-			 "--duration or a signal");
-		return -EINVAL;
-	}
-	return 0;
-}
-
 LR_CLI_ENTRY(reflect, struct lr_reflect_opts, lr_cmd_reflect)
 
 const struct lr_cli lr_reflect_cli = {
@@ -60,9 +31,7 @@ const struct lr_cli lr_reflect_cli = {
 		 "an XDP program: addresses and ports swapped, TTL reset, checksums kept right, and its own\n"
 		 "per-flow sequence and end-of-test totals written in, so the sender alone can tell loss\n"
 		 "on the way there from loss on the way back. Other frames pass untouched.",
-	LR_BINDS(reflect_binds),
-	.size = sizeof(struct lr_reflect_opts),
-	.check = reflect_check,
+	.opts = &lr_reflect_optset,
 	.run = reflect_run,
 };
 

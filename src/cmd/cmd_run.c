@@ -17,6 +17,10 @@ static const struct lr_bind run_binds[] = {
 
 static const struct lr_bind run_file = BIND(LR_O_RUN_FILE, file);
 
+static const struct lr_optset run_optset = {
+	LR_OPTSET(run_binds, struct lr_run_opts),
+};
+
 LR_CLI_ENTRY(run, struct lr_run_opts, lr_cmd_run)
 
 const struct lr_cli lr_run_cli = {
@@ -26,9 +30,8 @@ const struct lr_cli lr_run_cli = {
 	.about = "Runs a whole test from an INI file: a receiver and senders on many queues, in their own\n"
 		 "namespaces, a sweep of frame sizes and rates or an RFC 2544 zero-loss throughput search.\n"
 		 "Every key is listed in linerate(1), and with its default in configs/reference.ini.",
-	LR_BINDS(run_binds),
+	.opts = &run_optset,
 	.arg = &run_file,
-	.size = sizeof(struct lr_run_opts),
 	.run = run_run,
 };
 

@@ -11,7 +11,8 @@
 #include <sys/socket.h>
 #include "cmd/cli.h"
 #include "cmd/cmd.h"
-#include "cmd/opts.h"
+#include "opt/optset.h"
+#include "opt/opts.h"
 #include "ctl/net.h"
 #include "ctl/peer.h"
 #include "rx/rx.h"
@@ -28,64 +29,6 @@
 
 #define NS 1000000000ULL
 #define RTT_WAIT_NS (2 * NS)	/* for the reflected markers, after the last one left */
-
-/* Where each option lands in struct lr_send_opts; AT(): a second field or the given flag. */
-#define BIND(id, f, ...)	{ id, LR_FIELD(struct lr_send_opts, f), __VA_ARGS__ }
-#define AT(f)			LR_AT(struct lr_send_opts, f)
-
-static const struct lr_bind send_binds[] = {
-	BIND(LR_O_TX_IFACE, tx.ifname),
-	BIND(LR_O_DST_IP, tx.dst_ip, AT(tx.dst_family), AT(tx.have_dst_ip)),
-	BIND(LR_O_SRC_IP, tx.src_ip, AT(tx.src_family), AT(tx.have_src_ip)),
-	BIND(LR_O_DST_MAC, tx.dst_mac, 0, AT(tx.have_dst_mac)),
-	BIND(LR_O_SRC_MAC, tx.src_mac, 0, AT(tx.have_src_mac)),
-	BIND(LR_O_SRC_PORT, tx.src_port, 0, AT(tx.src_port_set)),
-	BIND(LR_O_DST_PORT, tx.dst_port),
-	BIND(LR_O_SIZE, tx.size),
-	BIND(LR_O_FLOWS, tx.flows),
-	BIND(LR_O_RATE, tx.rate),
-	BIND(LR_O_COUNT, tx.count),
-	BIND(LR_O_TX_DURATION, tx.duration_ns),
-	BIND(LR_O_QUEUES, tx.queues, AT(tx.nworkers)),
-	BIND(LR_O_CPUS, tx.cpus, AT(tx.ncpus), AT(tx.cpus_set)),
-	BIND(LR_O_TX_ENGINE, tx.engine),
-	BIND(LR_O_XSK_MODE, tx.xsk_mode),
-	BIND(LR_O_BATCH, tx.batch),
-	BIND(LR_O_LATENCY_EVERY, tx.latency_every),
-	BIND(LR_O_NETNS, netns),
-	BIND(LR_O_JSON, json),
-	BIND(LR_O_QUIET, quiet),
-	BIND(LR_O_VERBOSE, verbose),
-	BIND(LR_O_ALLOW_PHYSICAL, tx.allow_physical),
-	BIND(LR_O_TX_PCAP, pcap),
-	BIND(LR_O_PCAP_COUNT, pcap_count),
-	BIND(LR_O_TX_PCAP_EVERY, pcap_every),
-	BIND(LR_O_PCAP_MAX_BYTES, pcap_max_bytes),
-	BIND(LR_O_REPLAY, tx.replay),
-	BIND(LR_O_REPLAY_TIMING, tx.replay_timing),
-	BIND(LR_O_LOOPS, tx.loops, 0, AT(tx.loops_set)),
-	BIND(LR_O_STAMP, tx.stamp),
-	BIND(LR_O_RTT, tx.rtt),
-	BIND(LR_O_PREPARE_PEER, tx.prepare_peer),
-	BIND(LR_O_PEER, peer),
-	BIND(LR_O_PEER_IFACE, peer_ifname),
-	BIND(LR_O_PEER_NETNS, peer_netns),
-	BIND(LR_O_REVERSE, reverse),
-	BIND(LR_O_TOKEN_FILE, token_file),
-	BIND(LR_O_CLOCK, clock),
-};
-
-static void send_init(void *p)
-{
-	struct lr_send_opts *o = p;
-
-	o->tx.eot_repeat = 5;
-}
-
-static const char *family_name(int family)
-{
-	return family == AF_INET6 ? "IPv6" : "IPv4";
-}
 
 /* --peer and the options that only go with it. */
 static int peer_check(const struct lr_send_opts *o, char *err, size_t errlen)
@@ -123,91 +66,10 @@ static int peer_check(const struct lr_send_opts *o, char *err, size_t errlen)
 	return 0;
 }
 
-/* What no single option can say: requirements, contradictions, and defaults that depend on others. */
+/* send's own: the --peer options, after the sender's rules. */
 static int send_check(void *p, char *err, size_t errlen)
 {
-	struct lr_send_opts *o = p;
-	char a1[INET6_ADDRSTRLEN], a2[INET6_ADDRSTRLEN];
-
-	if (!o->tx.have_dst_ip && !o->tx.replay[0]) {
-		snprintf(err, errlen, "missing --dst-ip (see 'linerate send --help')");
-		return -EINVAL;
-	}
-	/* the sender learns of --pcap only that it is sampled */
-	o->tx.sampled = o->pcap[0] != '\0';
-	if (o->tx.have_src_ip && o->tx.have_dst_ip && o->tx.src_family != o->tx.dst_family) {
-		snprintf(err, errlen, "--src-ip: '%s' is %s but --dst-ip '%s' is %s; use one address family",
-			 inet_ntop(o->tx.src_family, &o->tx.src_ip, a1, sizeof(a1)), family_name(o->tx.src_family),
-			 inet_ntop(o->tx.dst_family, &o->tx.dst_ip, a2, sizeof(a2)), family_name(o->tx.dst_family));
-		return -EINVAL;
-	}
-	o->tx.family = o->tx.have_dst_ip ? o->tx.dst_family : o->tx.have_src_ip ? o->tx.src_family : 0;
-	if (o->tx.replay[0]) {
-		if (o->tx.nworkers != 1) {
-			snprintf(err, errlen, "--replay sends the capture in order from one worker: give one queue");
-			return -EINVAL;
-		}
-		if (o->tx.replay_timing && o->tx.rate.kind != LR_RATE_MAX) {
-			snprintf(err, errlen, "--replay-timing and --rate both set the pace: give one");
-			return -EINVAL;
-		}
-		if (o->tx.latency_every && !o->tx.stamp) {
-			snprintf(err, errlen, "--latency-every needs --stamp with --replay: a replay writes no probe without it");
-			return -EINVAL;
-		}
-	} else if (o->tx.replay_timing || o->tx.loops_set || o->tx.stamp) {
-		snprintf(err, errlen, "--%s needs --replay FILE",
-			 o->tx.replay_timing ? "replay-timing" : o->tx.loops_set ? "loops" : "stamp");
-		return -EINVAL;
-	}
-	if (o->tx.rtt && o->tx.replay[0]) {
-		snprintf(err, errlen, "--rtt sends round-trip frames of its own: --replay sends a capture's");
-		return -EINVAL;
-	}
-	if (o->tx.rtt && o->reverse) {
-		snprintf(err, errlen, "--rtt measures from this side, which sends and counts what comes back: drop --reverse");
-		return -EINVAL;
-	}
-	if (o->pcap_every && o->pcap_count) {
-		snprintf(err, errlen, "--pcap-count and --pcap-every both choose the samples: give one");
-		return -EINVAL;
-	}
-	if ((o->pcap_every || o->pcap_count || o->pcap_max_bytes) && !o->pcap[0]) {
-		snprintf(err, errlen, "--pcap-count, --pcap-every and --pcap-max-bytes need --pcap FILE");
-		return -EINVAL;
-	}
-	if (o->pcap[0] && !o->pcap_every && !o->pcap_count)
-		o->pcap_count = LR_PCAP_DEFAULT_COUNT;
-	if (o->tx.cpus_set && o->tx.ncpus != o->tx.nworkers) {
-		snprintf(err, errlen, "--cpus lists %u CPU%s but --queues lists %u queue%s; give one CPU per queue",
-			 o->tx.ncpus, lr_s(o->tx.ncpus), o->tx.nworkers, lr_s(o->tx.nworkers));
-		return -EINVAL;
-	}
-	if (o->tx.size < lr_frame_min_size(o->tx.family)) {
-		snprintf(err, errlen, "--size: %u bytes cannot carry the probe over %s; the minimum is %u",
-			 o->tx.size, family_name(o->tx.family), lr_frame_min_size(o->tx.family));
-		return -EINVAL;
-	}
-	/* 0: not given (the smallest flow count is 1); each worker needs one, so that many */
-	if (!o->tx.flows)
-		o->tx.flows = o->tx.nworkers;
-	if (o->tx.flows < o->tx.nworkers) {
-		snprintf(err, errlen, "--flows %u is fewer than the %u workers; each worker needs a flow of its own",
-			 o->tx.flows, o->tx.nworkers);
-		return -EINVAL;
-	}
-	if (!o->tx.src_port_set)
-		o->tx.src_port = lr_src_port_base(o->tx.flows);
-	if ((uint32_t)o->tx.src_port + o->tx.flows - 1 > 65535) {
-		snprintf(err, errlen, "--src-port %u + --flows %u runs past port 65535", o->tx.src_port, o->tx.flows);
-		return -EINVAL;
-	}
-	if (peer_check(o, err, errlen))
-		return -EINVAL;
-	/* a replay ends with its last loop; everything else with 10 s unless told */
-	if (!o->tx.count && !o->tx.duration_ns && !(o->tx.replay[0] && o->tx.loops))
-		o->tx.duration_ns = 10ULL * 1000000000ULL;
-	return 0;
+	return peer_check(p, err, errlen);
 }
 
 LR_CLI_ENTRY(send, struct lr_send_opts, lr_cmd_send)
@@ -220,17 +82,11 @@ const struct lr_cli lr_send_cli = {
 		 "AF_PACKET. Every frame carries a flow id, a sequence number and a timestamp that\n"
 		 "`linerate recv` checks. Sizes are Ethernet frame sizes with FCS (RFC 2544); bit rates\n"
 		 "are L1 line rates (+20 B a frame).",
-	LR_BINDS(send_binds),
-	.size = sizeof(struct lr_send_opts),
-	.init = send_init,
+	.opts = &lr_send_optset,
 	.check = send_check,
 	.run = send_run,
 };
 
-void lr_send_opts_default(struct lr_send_opts *o)
-{
-	lr_cli_defaults(&lr_send_cli, o);
-}
 
 static void on_signal(int sig)
 {

@@ -47,6 +47,11 @@ static int veth_check(void *p, char *err, size_t errlen)
 	return lr_container_spec_parse(o->target, true, &spec, err, errlen);
 }
 
+static const struct lr_optset veth_optset = {
+	LR_OPTSET(veth_binds, struct lr_veth_opts),
+	.check = veth_check,
+};
+
 LR_CLI_ENTRY(veth, struct lr_veth_opts, lr_cmd_veth)
 
 const struct lr_cli lr_veth_cli = {
@@ -59,10 +64,8 @@ const struct lr_cli lr_veth_cli = {
 		 "$LINERATE_DOCKER, else docker, else podman on PATH (`container inspect`).\n"
 		 "Exit 2 when the container is unknown or stopped, IFNAME is not a veth, or the peer\n"
 		 "is in another namespace.",
-	LR_BINDS(veth_binds),
+	.opts = &veth_optset,
 	.arg = &veth_target,
-	.size = sizeof(struct lr_veth_opts),
-	.check = veth_check,
 	.run = veth_run,
 };
 

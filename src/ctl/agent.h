@@ -3,7 +3,7 @@
 #ifndef LINERATE_CTL_AGENT_H
 #define LINERATE_CTL_AGENT_H
 
-#include "cmd/opts.h"
+#include "opt/opts.h"
 #include "ctl/auth.h"
 #include "ctl/net.h"
 

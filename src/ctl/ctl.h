@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <json-c/json.h>
-#include "cmd/opts.h"
+#include "opt/opts.h"
 #include "ctl/auth.h"
 #include "ctl/clock.h"
 #include "ctl/host.h"

@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
-#include "cmd/opts.h"
+#include "opt/opts.h"
 
 #define LR_CTL_PORT	7446
 

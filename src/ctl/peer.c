@@ -12,7 +12,6 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <sys/socket.h>
-#include "cmd/cmd.h"
 #include "ctl/ctl.h"
 #include "ctl/peer.h"
 #include "ctl/request.h"
@@ -191,7 +190,7 @@ static int prepare_reflect(struct lr_peer *p)
 
 	if (!fo)
 		return lr_fail(LR_EXIT_RUNTIME, "send", "out of memory");
-	lr_cli_defaults(&lr_reflect_cli, fo);
+	lr_reflect_opts_default(fo);
 	snprintf(fo->fx.ifname, sizeof(fo->fx.ifname), "%s", o->peer_ifname);
 	snprintf(fo->netns, sizeof(fo->netns), "%s", o->peer_netns);
 	fo->fx.dst_port = o->tx.dst_port;

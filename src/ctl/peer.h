@@ -10,7 +10,7 @@
 
 #include <stdbool.h>
 #include <json-c/json.h>
-#include "cmd/opts.h"
+#include "opt/opts.h"
 
 struct lr_peer;
 

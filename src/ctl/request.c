@@ -9,11 +9,9 @@
 #include <string.h>
 #include <arpa/inet.h>
 #include <sys/socket.h>
-#include "cmd/cli.h"
-#include "cmd/cmd.h"
-#include "cmd/opt.h"
 #include "ctl/msg.h"
 #include "ctl/request.h"
+#include "opt/optset.h"
 #include "tx/rate.h"
 #include "util/jfield.h"
 #include "util/version.h"
@@ -116,16 +114,6 @@ static const struct lr_jfield reflect_extra_fields[] = {
 	{ NULL }
 };
 
-static const struct lr_bind *bind_of(const struct lr_cli *cli, enum lr_opt_id id)
-{
-	unsigned int i;
-
-	for (i = 0; i < cli->nbinds; i++)
-		if (cli->binds[i].id == id)
-			return &cli->binds[i];
-	return NULL;
-}
-
 static const void *field(const struct lr_bind *b, const void *base)
 {
 	return (const char *)base + b->off;
@@ -200,11 +188,11 @@ static struct json_object *opt_put(const struct lr_bind *b, const void *base)
 	}
 }
 
-static struct json_object *opts_put(struct json_object *m, const struct lr_cli *cli, const struct optkey *keys,
+static struct json_object *opts_put(struct json_object *m, const struct lr_optset *set, const struct optkey *keys,
 				    const void *base)
 {
 	for (; keys->key; keys++)
-		json_object_object_add(m, keys->key, opt_put(bind_of(cli, keys->id), base));
+		json_object_object_add(m, keys->key, opt_put(lr_optset_bind(set, keys->id), base));
 	return m;
 }
 
@@ -290,7 +278,7 @@ static int opt_text(const struct lr_kind *k, struct json_object *v, const char *
 }
 
 /* Each option of @keys from @msg through the option table into @base; then the extras; no other key. */
-static int opts_get(struct json_object *msg, const struct lr_cli *cli, const struct optkey *keys,
+static int opts_get(struct json_object *msg, const struct lr_optset *set, const struct optkey *keys,
 		    const struct lr_jfield *extra_fields, struct extras *extras, void *base, char *err, size_t errlen)
 {
 	const char *type = lr_msg_type(msg);
@@ -300,7 +288,7 @@ static int opts_get(struct json_object *msg, const struct lr_cli *cli, const str
 	int ret;
 
 	for (k = keys; k->key; k++) {
-		const struct lr_bind *b = bind_of(cli, k->id);
+		const struct lr_bind *b = lr_optset_bind(set, k->id);
 		struct json_object *v;
 
 		snprintf(path, sizeof(path), "%s.%s", type, k->key);
@@ -364,7 +352,7 @@ static int target_check(const char *type, const char *ifname, const char *addres
 
 struct json_object *lr_ctl_prepare_rx_msg(const struct lr_recv_opts *o, const char *address)
 {
-	struct json_object *m = opts_put(lr_msg_new("prepare_rx"), &lr_recv_cli, rx_keys, o);
+	struct json_object *m = opts_put(lr_msg_new("prepare_rx"), &lr_recv_optset, rx_keys, o);
 
 	json_object_object_add(m, "address", json_object_new_string(address ? address : ""));
 	json_object_object_add(m, "clock_offset_ns", json_object_new_int64(o->rx.clock_offset_ns));
@@ -378,7 +366,7 @@ int lr_ctl_prepare_rx_parse(struct json_object *msg, struct lr_recv_opts *o, cha
 	int ret;
 
 	lr_recv_opts_default(o);
-	ret = opts_get(msg, &lr_recv_cli, rx_keys, rx_extra_fields, &x, o, err, errlen);
+	ret = opts_get(msg, &lr_recv_optset, rx_keys, rx_extra_fields, &x, o, err, errlen);
 	if (!ret)
 		ret = target_check("prepare_rx", o->rx.ifname, x.address, false, err, errlen);
 	if (ret)
@@ -392,7 +380,7 @@ int lr_ctl_prepare_rx_parse(struct json_object *msg, struct lr_recv_opts *o, cha
 
 struct json_object *lr_ctl_prepare_tx_msg(const struct lr_send_opts *o, const char *address, bool route)
 {
-	struct json_object *m = opts_put(lr_msg_new("prepare_tx"), &lr_send_cli, tx_keys, o);
+	struct json_object *m = opts_put(lr_msg_new("prepare_tx"), &lr_send_optset, tx_keys, o);
 
 	json_object_object_add(m, "address", json_object_new_string(address ? address : ""));
 	json_object_object_add(m, "route", json_object_new_boolean(route));
@@ -406,15 +394,15 @@ int lr_ctl_prepare_tx_parse(struct json_object *msg, struct lr_send_opts *o, cha
 	size_t n;
 	int ret;
 
-	lr_cli_defaults(&lr_send_cli, o);
-	ret = opts_get(msg, &lr_send_cli, tx_keys, tx_extra_fields, &x, o, err, errlen);
+	lr_send_opts_default(o);
+	ret = opts_get(msg, &lr_send_optset, tx_keys, tx_extra_fields, &x, o, err, errlen);
 	if (!ret)
 		ret = target_check("prepare_tx", o->tx.ifname, x.address, x.route, err, errlen);
 	if (ret)
 		return ret;
 	/* how the options go together: send's own checks, which also settle the defaults that depend on others */
 	n = (size_t)snprintf(err, errlen, "prepare_tx: ");
-	ret = lr_send_cli.check(o, err + n, errlen > n ? errlen - n : 0);
+	ret = lr_send_optset.check(o, err + n, errlen > n ? errlen - n : 0);
 	if (ret)
 		return ret;
 	err[0] = '\0';
@@ -425,7 +413,7 @@ int lr_ctl_prepare_tx_parse(struct json_object *msg, struct lr_send_opts *o, cha
 
 struct json_object *lr_ctl_prepare_reflect_msg(const struct lr_reflect_opts *o, const char *address)
 {
-	struct json_object *m = opts_put(lr_msg_new("prepare_reflect"), &lr_reflect_cli, reflect_keys, o);
+	struct json_object *m = opts_put(lr_msg_new("prepare_reflect"), &lr_reflect_optset, reflect_keys, o);
 
 	json_object_object_add(m, "address", json_object_new_string(address ? address : ""));
 	return m;
@@ -437,8 +425,8 @@ int lr_ctl_prepare_reflect_parse(struct json_object *msg, struct lr_reflect_opts
 	struct extras x;
 	int ret;
 
-	lr_cli_defaults(&lr_reflect_cli, o);
-	ret = opts_get(msg, &lr_reflect_cli, reflect_keys, reflect_extra_fields, &x, o, err, errlen);
+	lr_reflect_opts_default(o);
+	ret = opts_get(msg, &lr_reflect_optset, reflect_keys, reflect_extra_fields, &x, o, err, errlen);
 	if (!ret)
 		ret = target_check("prepare_reflect", o->fx.ifname, x.address, false, err, errlen);
 	if (ret)

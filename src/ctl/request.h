@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <json-c/json.h>
-#include "cmd/opts.h"
+#include "opt/opts.h"
 #include "ctl/auth.h"
 
 #define LR_CTL_ADDR_TEXT	64	/* an IPv4 or IPv6 address as text */

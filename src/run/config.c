@@ -12,7 +12,7 @@
 
 #include <ini.h>
 
-#include "cmd/opt.h"
+#include "opt/opt.h"
 #include "run/config.h"
 #include "run/config_impl.h"
 #include "util/log.h"

@@ -8,11 +8,9 @@
 #include <stddef.h>
 #include <net/if.h>
 #include <netinet/in.h>
-#include "cmd/opts.h"
+#include "opt/opts.h"
 #include "util/units.h"
 
-#define LR_CFG_MAX_SIZES	32
-#define LR_CFG_MAX_RATES	32
 #define LR_CFG_MAX_STREAMS	16
 #define LR_CFG_NAME_MAX		64
 

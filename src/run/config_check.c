@@ -7,7 +7,7 @@
 #include <arpa/inet.h>
 #include <sys/socket.h>
 
-#include "cmd/opt.h"
+#include "opt/opt.h"
 #include "linerate/probe.h"
 #include "run/config.h"
 #include "run/config_impl.h"

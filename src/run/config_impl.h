@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <netinet/in.h>
-#include "cmd/opt.h"
+#include "opt/opt.h"
 #include "run/config.h"
 
 /*

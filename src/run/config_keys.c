@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cmd/opt.h"
+#include "opt/opt.h"
 #include "run/config.h"
 #include "run/config_impl.h"
 

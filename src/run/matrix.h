@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include "cmd/opts.h"
+#include "opt/opts.h"
 
 #define LR_MATRIX_MAX_AGENTS	256	/* after names are expanded: a headless Service of a big cluster */
 #define LR_MATRIX_MAX_ADDRS	256	/* addresses one name may stand for */
@@ -111,5 +111,8 @@ struct lr_matrix_limits {
  */
 bool lr_matrix_judge(const struct lr_matrix_limits *l, bool complete, double loss_pct, double rx_pps, char *why,
 		     size_t len);
+
+/* `linerate matrix`: its exit code (src/run/matrix_run.c). */
+int lr_cmd_matrix(const struct lr_matrix_opts *o);
 
 #endif

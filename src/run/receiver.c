@@ -38,7 +38,7 @@ static void rx_opts(const struct lr_cfg *cfg, struct lr_recv_opts *ro)
 static void reflect_opts(const struct lr_cfg *cfg, struct lr_reflect_opts *fo)
 {
 	memset(fo, 0, sizeof(*fo));
-	lr_cli_defaults(&lr_reflect_cli, fo);
+	lr_reflect_opts_default(fo);
 	snprintf(fo->fx.ifname, sizeof(fo->fx.ifname), "%s", cfg->rx_ifname);
 	snprintf(fo->netns, sizeof(fo->netns), "%s", cfg->rx_netns);
 	fo->fx.xdp_mode = cfg->xdp_mode;

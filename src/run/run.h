@@ -9,8 +9,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include "cmd/cmd.h"
 #include "ctl/clock.h"
+#include "opt/opts.h"
 #include "run/config.h"
 #include "run/search.h"
 #include "sys/cost.h"
@@ -181,5 +181,8 @@ int lr_run_write_json(const struct lr_run *r);
 int lr_run_write_csv(const struct lr_run *r);
 /* The tx mode every step ran in, or "mixed"; "" before the first step. */
 const char *lr_run_tx_mode(const struct lr_run *r);
+
+/* `linerate run`: its exit code (0 ok, 1 runtime, 2 usage/env, 3 threshold). */
+int lr_cmd_run(const struct lr_run_opts *o);
 
 #endif

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # configs/reference.ini documents every key `linerate run` accepts, in the section that takes it.
 #
-#   (no topology: src/cmd/opttab.c and configs/reference.ini only; no namespace, no interface)
+#   (no topology: src/opt/opttab.c and configs/reference.ini only; no namespace, no interface)
 #
 # The keys come from the option table, the one place where run's keys are defined: every entry
 # with INI("key", SECTIONS), and its .alias. So a key added there without a line in reference.ini
@@ -19,7 +19,7 @@ set -euo pipefail
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-TABLE=$LR_REPO/src/cmd/opttab.c
+TABLE=$LR_REPO/src/opt/opttab.c
 REF=$LR_REPO/configs/reference.ini
 
 lr_init

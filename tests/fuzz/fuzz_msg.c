@@ -21,7 +21,7 @@
 #include <unistd.h>
 #include <sys/mman.h>
 
-#include "cmd/opts.h"
+#include "opt/opts.h"
 #include "ctl/host.h"
 #include "ctl/msg.h"
 #include "ctl/request.h"

@@ -19,7 +19,7 @@
 
 #include "cmd/cli.h"
 #include "cmd/cmd.h"
-#include "cmd/opts.h"
+#include "opt/opts.h"
 #include "ctl/handshake.h"
 #include "ctl/host.h"
 #include "ctl/msg.h"

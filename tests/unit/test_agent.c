@@ -44,7 +44,7 @@ static struct json_object *with(struct json_object *m, const char *key, const ch
 /* The options of a sender as send would have them: defaults, a few choices, send's checks. */
 static void sender(struct lr_send_opts *o)
 {
-	lr_cli_defaults(&lr_send_cli, o);
+	lr_send_opts_default(o);
 	snprintf(o->tx.ifname, sizeof(o->tx.ifname), "veth1");
 	o->tx.engine = LR_ENGINE_PACKET;
 	o->tx.size = 128;
@@ -344,7 +344,7 @@ static void test_prepare_reflect(void **state)
 	unsigned int i;
 
 	(void)state;
-	lr_cli_defaults(&lr_reflect_cli, a);
+	lr_reflect_opts_default(a);
 	snprintf(a->fx.ifname, sizeof(a->fx.ifname), "ul0");
 	snprintf(a->netns, sizeof(a->netns), "container:web");
 	a->fx.dst_port = 9000;

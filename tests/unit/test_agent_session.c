@@ -329,7 +329,7 @@ static void test_reflect_refused(void **state)
 	pthread_join(t, NULL);
 	close(s.fd);
 
-	lr_cli_defaults(&lr_reflect_cli, fo);
+	lr_reflect_opts_default(fo);
 	/* the agent's policy: lo matches none of its --allow patterns */
 	c = session_ok(&s, &agent, NULL, &t);
 	snprintf(fo->fx.ifname, sizeof(fo->fx.ifname), "lo");

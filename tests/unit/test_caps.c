@@ -15,7 +15,8 @@
 
 #include <libmnl/libmnl.h>
 
-#include "cmd/opts.h"
+#include "cmd/cmd.h"
+#include "opt/opts.h"
 #include "sys/caps.h"
 #include "sys/netdev.h"
 

@@ -12,7 +12,8 @@
 #include <sys/socket.h>
 #include <cmocka.h>
 
-#include "cmd/opts.h"
+#include "cmd/cmd.h"
+#include "opt/opts.h"
 #include "linerate/probe.h"
 
 #define NS 1000000000ULL

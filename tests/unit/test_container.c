@@ -11,7 +11,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "cmd/opts.h"
+#include "cmd/cmd.h"
+#include "opt/opts.h"
 #include "sys/container.h"
 
 static void spec_ok(const char *s, bool allow_if, const char *name, const char *ifname)

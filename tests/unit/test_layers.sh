@@ -3,7 +3,7 @@
 # scripts/layers fails on what it is there to catch. A copy of the tree (src/, include/, the debt
 # list) must pass as the real one does; then, one case at a time on a fresh copy, a planted finding
 # must fail the check, named in its output:
-#   upward   src/util/ includes "cmd/opts.h" (the core looking up at the CLI)
+#   upward   src/util/ includes "opt/opts.h" (the core looking up at the CLI)
 #   cycle    src/ctl/ includes "run/config.h" while run/ includes ctl/: ctl -> run -> ctl
 #   dup      a second frame.c, in src/util/
 #   long     a .c file over 800 lines
@@ -51,8 +51,8 @@ fresh
 expect copy 0 '^scripts/layers: OK$'
 
 fresh
-printf '#include "cmd/opts.h"\n' >"$tmp/t/src/util/planted.c"
-expect upward 1 '^src/util/planted\.c:1: new: "cmd/opts\.h"; rule: util: ' \
+printf '#include "cmd/cmd.h"\n' >"$tmp/t/src/util/planted.c"
+expect upward 1 '^src/util/planted\.c:1: new: "cmd/cmd\.h"; rule: util: ' \
 	'^cycle: new: util -> cmd -> util; ' 'FAIL: 2 new findings, 0 stale'
 
 fresh

@@ -165,7 +165,7 @@ static void test_options_agree(void **state)
 		sec = section(man, head, &len);
 		man_tags(sec - 1, len + 1, false, &m);
 		same((*c)->cmd, &h, "--help", &m, "the man page");
-		assert_int_equal(h.n, (*c)->nbinds + 1);	/* and --help */
+		assert_int_equal(h.n, (*c)->opts->nbinds + 1);	/* and --help */
 		free(help);
 	}
 	free(man);

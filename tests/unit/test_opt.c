@@ -40,12 +40,12 @@ static void test_table(void **state)
 
 	(void)state;
 	for (c = lr_commands; *c; c++) {
-		void *o = calloc(1, (*c)->size);
+		void *o = calloc(1, (*c)->opts->size);
 		char err[512];
 
 		assert_non_null(o);
-		for (unsigned int i = 0; i < (*c)->nbinds; i++) {
-			const struct lr_bind *b = &(*c)->binds[i];
+		for (unsigned int i = 0; i < (*c)->opts->nbinds; i++) {
+			const struct lr_bind *b = &(*c)->opts->binds[i];
 			const struct lr_opt *opt = &lr_opts[b->id];
 
 			if (!opt->name || !opt->kind || !opt->help)
@@ -58,7 +58,7 @@ static void test_table(void **state)
 					opt->kind->type == LR_T_STEP))
 				fail_msg("%s --%s: its kind needs a second field (aux)", (*c)->cmd, opt->name);
 			for (unsigned int j = 0; j < i; j++) {
-				const struct lr_opt *other = &lr_opts[(*c)->binds[j].id];
+				const struct lr_opt *other = &lr_opts[(*c)->opts->binds[j].id];
 
 				if (!strcmp(opt->name, other->name) ||
 				    (opt->short_name && opt->short_name == other->short_name))
@@ -81,10 +81,10 @@ static const struct lr_bind *cli_bind(enum lr_opt_id id, const struct lr_cli **c
 	const struct lr_cli *const *c;
 
 	for (c = lr_commands; *c; c++)
-		for (unsigned int i = 0; i < (*c)->nbinds; i++)
-			if ((*c)->binds[i].id == id) {
+		for (unsigned int i = 0; i < (*c)->opts->nbinds; i++)
+			if ((*c)->opts->binds[i].id == id) {
 				*cli = *c;
-				return &(*c)->binds[i];
+				return &(*c)->opts->binds[i];
 			}
 	return NULL;
 }
@@ -136,7 +136,7 @@ static void test_cli_ini_pairs(void **state)
 		assert_non_null(b);
 		for (size_t v = 0; values[v]; v++) {
 			char cerr[512], want[1024], text[1024], name[64];
-			void *opts = calloc(1, cli->size);
+			void *opts = calloc(1, cli->opts->size);
 			int cret;
 
 			assert_non_null(opts);

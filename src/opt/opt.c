@@ -6,7 +6,7 @@
 #include <arpa/inet.h>
 #include <net/if.h>
 #include <sys/socket.h>
-#include "cmd/opt.h"
+#include "opt/opt.h"
 #include "sys/container.h"
 #include "util/units.h"
 

@@ -14,6 +14,10 @@
 /* send --clock: one clock when the two ends share a boot, else an estimate; or always an estimate */
 enum lr_clock_rule { LR_CLOCK_AUTO = 0, LR_CLOCK_ESTIMATE };
 
+/* a run file's lists of sizes and rates: at most this many values */
+#define LR_CFG_MAX_SIZES	32
+#define LR_CFG_MAX_RATES	32
+
 #define LR_HOSTPORT_MAX 288	/* "[" an IPv6 address or a DNS name (253) "]:65535" */
 #define LR_AGENT_MAX_ALLOW 16
 #define LR_GLOB_MAX 64
@@ -64,6 +68,16 @@ struct lr_reflect_opts {
 	bool once;	/* stop when every flow's end-of-test marker has been reflected */
 	uint64_t idle_ns;	/* as recv's */
 	bool idle_set;
+	bool quiet;
+	int verbose;
+};
+
+/* `linerate run` */
+struct lr_run_opts {
+	char file[LR_PATH_MAX];
+	char json[LR_PATH_MAX];
+	char csv[LR_PATH_MAX];
+	bool check;
 	bool quiet;
 	int verbose;
 };
@@ -134,17 +148,12 @@ struct lr_veth_opts {
 	int verbose;
 };
 
+/*
+ * Each to its defaults: zeroed, the table's defaults for the command's options, then what the
+ * table cannot give (opt/optset.c).
+ */
 void lr_send_opts_default(struct lr_send_opts *o);
 void lr_recv_opts_default(struct lr_recv_opts *o);
-
-/*
- * Parse argv (argv[0] is the subcommand). Returns 0, 1 when help was printed
- * to @help_out, or -EINVAL with a one-line message in @err.
- */
-#include <stdio.h>
-int lr_cli_parse_send(int argc, char **argv, struct lr_send_opts *o, FILE *help_out, char *err, size_t errlen);
-int lr_cli_parse_recv(int argc, char **argv, struct lr_recv_opts *o, FILE *help_out, char *err, size_t errlen);
-int lr_cli_parse_probe(int argc, char **argv, struct lr_probe_opts *o, FILE *help_out, char *err, size_t errlen);
-int lr_cli_parse_veth(int argc, char **argv, struct lr_veth_opts *o, FILE *help_out, char *err, size_t errlen);
+void lr_reflect_opts_default(struct lr_reflect_opts *o);
 
 #endif

@@ -1,11 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* Every option of every command and every key of `linerate run` files: defined here and nowhere else. */
 #include <stdint.h>
-#include "cmd/opt.h"
-#include "cmd/opts.h"
+#include "opt/opt.h"
+#include "opt/opts.h"
 #include "linerate/flow.h"
 #include "linerate/probe.h"
-#include "run/config.h"
 #include "tx/frame.h"
 #include "util/capture.h"
 #include "util/units.h"
