@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Requests as messages. A prepare request holds a command's options, each under a key, as JSON of
- * the option's kind; parsing turns each value back into the text the command line takes and hands
- * it to the option table (lr_opt_set()): one parser, the same bounds and the same messages.
+ * the option's kind; parsing hands each value to the option table through the option set of a
+ * sender, a receiver or a reflector: strings as the option's own text (lr_opt_set()), numbers and
+ * lists typed (lr_opt_set_uint(), lr_opt_set_ids()): the same bounds and the same messages.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -16,7 +17,8 @@
 #include "util/jfield.h"
 #include "util/version.h"
 
-#define TEXT_MAX	1024	/* an option's value as text: a list of 64 numbers fits many times over */
+#define TEXT_MAX	1024	/* the longest string value: far more than any option takes */
+#define IDS_MAX		256	/* the longest list of numbers: far more than any option takes */
 
 /* One option of a prepare request. */
 struct optkey {
@@ -202,27 +204,27 @@ static int wrong(const char *path, const char *want, char *err, size_t errlen)
 	return -EINVAL;
 }
 
-/* An unsigned integer of @v as text. */
-static int uint_text(struct json_object *v, const char *path, char *text, size_t len, char *err, size_t errlen)
+/* An unsigned integer of @v. */
+static int uint_of(struct json_object *v, const char *path, uint64_t *x, char *err, size_t errlen)
 {
 	if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) < 0)
 		return wrong(path, "an unsigned integer", err, errlen);
-	snprintf(text, len, "%llu", (unsigned long long)json_object_get_uint64(v));
+	*x = json_object_get_uint64(v);
 	return 0;
 }
 
 /*
- * @v, of the JSON type the option's kind takes, as the text the command line would hold; @empty
- * says it is the empty value. 0, or -EINVAL with "PATH: why".
+ * @v, of the JSON type the option's kind takes, into the field @b names in @base through the
+ * option table: strings as the option's own text, numbers, lists and flags typed. The empty value
+ * ("", 0, [], false) of an @optional key leaves the default. 0, or -EINVAL with "PATH: why".
  */
-static int opt_text(const struct lr_kind *k, struct json_object *v, const char *path, char *text, size_t len,
-		    bool *empty, char *err, size_t errlen)
+static int opt_get(const struct lr_bind *b, bool optional, struct json_object *v, const char *path, void *base,
+		   char *err, size_t errlen)
 {
-	size_t off = 0, i, n;
-	int ret;
+	uint64_t ids[IDS_MAX], x;
+	size_t i, n;
 
-	text[0] = '\0';
-	switch (k->type) {
+	switch (lr_opts[b->id].kind->type) {
 	case LR_T_STRING:
 	case LR_T_IFNAME:
 	case LR_T_NETNS:
@@ -232,45 +234,41 @@ static int opt_text(const struct lr_kind *k, struct json_object *v, const char *
 	case LR_T_CHOICE:
 		if (!json_object_is_type(v, json_type_string))
 			return wrong(path, "a string", err, errlen);
-		if ((size_t)json_object_get_string_len(v) >= len ||
+		if ((size_t)json_object_get_string_len(v) >= TEXT_MAX ||
 		    strlen(json_object_get_string(v)) != (size_t)json_object_get_string_len(v)) {
 			snprintf(err, errlen, "%s: too long, or holds a NUL character", path);
 			return -EINVAL;
 		}
-		snprintf(text, len, "%s", json_object_get_string(v));
-		*empty = !text[0];
-		return 0;
+		if (optional && !json_object_get_string_len(v))
+			return 0;
+		return lr_opt_set(b, base, path, json_object_get_string(v), err, errlen);
 	case LR_T_COUNT:
-		ret = uint_text(v, path, text, len, err, errlen);
-		*empty = !ret && !strcmp(text, "0");
-		return ret;
 	case LR_T_DURATION:
-		ret = uint_text(v, path, text, len - 2, err, errlen);
-		*empty = !ret && !strcmp(text, "0");
-		strcat(text, "ns");
-		return ret;
+		if (uint_of(v, path, &x, err, errlen))
+			return -EINVAL;
+		if (optional && !x)
+			return 0;
+		return lr_opt_set_uint(b, base, path, x, err, errlen);
 	case LR_T_IDLIST:
 		if (!json_object_is_type(v, json_type_array))
 			return wrong(path, "an array of unsigned integers", err, errlen);
 		n = json_object_array_length(v);
-		for (i = 0; i < n; i++) {
-			char one[32];
-
-			if (uint_text(json_object_array_get_idx(v, i), path, one, sizeof(one), err, errlen))
+		for (i = 0; i < n && i < IDS_MAX; i++)
+			if (uint_of(json_object_array_get_idx(v, i), path, &ids[i], err, errlen))
 				return -EINVAL;
-			if (off + strlen(one) + 2 > len) {
-				snprintf(err, errlen, "%s: %zu entries, far more than any command takes", path, n);
-				return -EINVAL;
-			}
-			off += (size_t)snprintf(text + off, len - off, "%s%s", i ? "," : "", one);
+		if (n > IDS_MAX) {
+			snprintf(err, errlen, "%s: %zu entries, far more than any command takes", path, n);
+			return -EINVAL;
 		}
-		*empty = !n;
-		return 0;
+		if (optional && !n)
+			return 0;
+		return lr_opt_set_ids(b, base, path, ids, (unsigned int)n, err, errlen);
 	case LR_T_FLAG:
 		if (!json_object_is_type(v, json_type_boolean))
 			return wrong(path, "true or false", err, errlen);
-		*empty = !json_object_get_boolean(v);
-		return 0;
+		if (!json_object_get_boolean(v) && optional)
+			return 0;
+		return lr_opt_set(b, base, path, NULL, err, errlen);
 	default:
 		snprintf(err, errlen, "%s: internal: no message form for this option", path);
 		return -EINVAL;
@@ -283,12 +281,10 @@ static int opts_get(struct json_object *msg, const struct lr_optset *set, const 
 {
 	const char *type = lr_msg_type(msg);
 	const struct optkey *k;
-	char path[96], text[TEXT_MAX];
-	bool empty;
+	char path[96];
 	int ret;
 
 	for (k = keys; k->key; k++) {
-		const struct lr_bind *b = lr_optset_bind(set, k->id);
 		struct json_object *v;
 
 		snprintf(path, sizeof(path), "%s.%s", type, k->key);
@@ -296,12 +292,7 @@ static int opts_get(struct json_object *msg, const struct lr_optset *set, const 
 			snprintf(err, errlen, "%s: missing", path);
 			return -EINVAL;
 		}
-		ret = opt_text(lr_opts[k->id].kind, v, path, text, sizeof(text), &empty, err, errlen);
-		if (ret)
-			return ret;
-		if (empty && k->optional)
-			continue;
-		ret = lr_opt_set(b, base, path, text, err, errlen);
+		ret = opt_get(lr_optset_bind(set, k->id), k->optional, v, path, base, err, errlen);
 		if (ret)
 			return ret;
 	}

@@ -376,6 +376,78 @@ int lr_opt_set(const struct lr_bind *b, void *base, const char *name, const char
 	return set_arg(&v, arg);
 }
 
+/* The field of a value given typed; -EINVAL with an internal message when @b is a list or of another type. */
+static void *typed_field(const struct val *v, enum lr_opt_type want)
+{
+	if (v->o->kind->type != want || (v->o->list && v->b->aux)) {
+		snprintf(v->err, v->errlen, "%s: internal: not a single value of this type", v->name);
+		return NULL;
+	}
+	if (v->b->given)
+		*(bool *)(v->base + v->b->given - 1) = true;
+	return v->base + v->b->off;
+}
+
+int lr_opt_set_uint(const struct lr_bind *b, void *base, const char *name, uint64_t x, char *err, size_t errlen)
+{
+	const struct val v = { &lr_opts[b->id], b, base, name, err, errlen };
+	const struct lr_kind *k = v.o->kind;
+	bool duration = k->type == LR_T_DURATION;
+	char text[32];
+	void *f;
+
+	f = typed_field(&v, duration ? LR_T_DURATION : LR_T_COUNT);
+	if (!f)
+		return -EINVAL;
+	/* the value as a message quotes it: the text that would have said the same */
+	snprintf(text, sizeof(text), "%llu%s", (unsigned long long)x, duration ? "ns" : "");
+	if (duration && x > k->max)
+		return too_big(&v, text);
+	if (x < k->min || x > k->max || (!duration && k->pow2 && (x & (x - 1))))
+		return bad_value(&v, text);
+	if (duration)
+		*(uint64_t *)f = x;
+	else
+		store_uint(f, b->size, x);
+	return 0;
+}
+
+int lr_opt_set_ids(const struct lr_bind *b, void *base, const char *name, const uint64_t *ids, unsigned int n,
+		   char *err, size_t errlen)
+{
+	const struct val v = { &lr_opts[b->id], b, base, name, err, errlen };
+	const struct lr_kind *k = v.o->kind;
+	unsigned int *out, cap = b->size / sizeof(*out), i, j;
+	char text[LIST_MAX];
+	size_t off = 0;
+
+	out = typed_field(&v, LR_T_IDLIST);
+	if (!out)
+		return -EINVAL;
+	if (cap > k->items)
+		cap = k->items;
+	text[0] = '\0';
+	for (i = 0; i < n && off < sizeof(text); i++)
+		off += (size_t)snprintf(text + off, sizeof(text) - off, "%s%llu", i ? "," : "",
+					(unsigned long long)ids[i]);
+	if (!n || n > cap)
+		return bad_value(&v, text);
+	for (i = 0; i < n; i++)
+		if (ids[i] > k->max)
+			return bad_value(&v, text);
+	for (i = 0; i < n; i++) {
+		for (j = 0; k->unique && j < i; j++)
+			if (ids[i] == ids[j]) {
+				snprintf(err, errlen, "%s: %s %llu is listed twice", name, k->unit,
+					 (unsigned long long)ids[i]);
+				return -EINVAL;
+			}
+		out[i] = (unsigned int)ids[i];
+	}
+	*(unsigned int *)aux_field(&v) = n;
+	return 0;
+}
+
 void lr_opt_defaults(const struct lr_bind *b, unsigned int n, void *base)
 {
 	char err[256];

@@ -131,6 +131,14 @@ struct lr_bind {
  * "[tx] sizes") and starts the one-line message in @err: 0 or -EINVAL.
  */
 int lr_opt_set(const struct lr_bind *b, void *base, const char *name, const char *arg, char *err, size_t errlen);
+/*
+ * The same for a value its caller holds typed (the agent protocol's JSON numbers and arrays), with
+ * the same bounds and messages and no text form: lr_opt_set_uint() for a COUNT or a DURATION (in
+ * ns), lr_opt_set_ids() for an IDLIST. A list of the INI file is not a single value: -EINVAL.
+ */
+int lr_opt_set_uint(const struct lr_bind *b, void *base, const char *name, uint64_t x, char *err, size_t errlen);
+int lr_opt_set_ids(const struct lr_bind *b, void *base, const char *name, const uint64_t *ids, unsigned int n,
+		   char *err, size_t errlen);
 /* Applies the default of every binding that has one; given flags stay false. */
 void lr_opt_defaults(const struct lr_bind *b, unsigned int n, void *base);
 /* The bounds in words ("64..9018 bytes", "more than 0, at most a year"), "" when there are none to say. */

@@ -23,6 +23,7 @@
 #include "ctl/ctl.h"
 #include "ctl/msg.h"
 #include "ctl/request.h"
+#include "opt/optset.h"
 
 static char err[512];
 
@@ -466,6 +467,86 @@ static void test_prepare_rx(void **state)
 }
 
 /*
+ * A prepare_tx value is refused by the option table with the message the same value gets as text
+ * on the command line, under the wire's name: numbers, durations and lists go in typed, not
+ * rendered as text and parsed again, and must still say the same thing.
+ */
+static void test_prepare_tx_messages(void **state)
+{
+	struct lr_send_opts *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
+	char address[LR_CTL_ADDR_TEXT], want[512];
+	static const struct {
+		const char *key;
+		enum lr_opt_id id;
+		const char *json;
+		const char *text;	/* the same value as the command line spells it */
+	} cases[] = {
+		{ "size", LR_O_SIZE, "63", "63" },
+		{ "size", LR_O_SIZE, "9019", "9019" },
+		{ "flows", LR_O_FLOWS, "0", "0" },
+		{ "batch", LR_O_BATCH, "0", "0" },
+		{ "batch", LR_O_BATCH, "513", "513" },
+		{ "dst_port", LR_O_DST_PORT, "65536", "65536" },
+		{ "duration_ns", LR_O_TX_DURATION, "400000000000000000", "400000000000000000ns" },
+		{ "queues", LR_O_QUEUES, "[]", "" },
+		{ "queues", LR_O_QUEUES, "[0,1,0]", "0,1,0" },
+		{ "queues", LR_O_QUEUES, "[0,70000]", "0,70000" },
+		{ "cpus", LR_O_CPUS, "[1,100000]", "1,100000" },
+		{ "rate", LR_O_RATE, "\"fast\"", "fast" },
+		{ "engine", LR_O_TX_ENGINE, "\"dpdk\"", "dpdk" },
+	};
+	static const unsigned int want_queues[] = { 2, 0, 1 };
+	struct json_object *m;
+	bool route;
+	unsigned int i, j;
+
+	(void)state;
+	lr_send_opts_default(a);
+	snprintf(a->tx.ifname, sizeof(a->tx.ifname), "snd0");
+	a->tx.dst_family = AF_INET;
+	a->tx.have_dst_ip = true;
+	inet_pton(AF_INET, "198.18.0.2", &a->tx.dst_ip);
+	assert_int_equal(lr_send_optset.check(a, err, sizeof(err)), 0);	/* as a controller sends it */
+	m = lr_ctl_prepare_tx_msg(a, "", false);
+	if (lr_ctl_prepare_tx_parse(m, b, address, &route, err, sizeof(err)))
+		fail_msg("the good message: %s", err);
+	assert_int_equal(b->tx.size, a->tx.size);
+	assert_int_equal(b->tx.duration_ns, a->tx.duration_ns);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct json_object *c = json_tokener_parse(json_object_to_json_string(m));
+		const struct lr_bind *bind = lr_optset_bind(&lr_send_optset, cases[i].id);
+		char name[64];
+
+		assert_non_null(bind);
+		snprintf(name, sizeof(name), "prepare_tx.%s", cases[i].key);
+		memset(b, 0, sizeof(*b));
+		if (lr_opt_set(bind, b, name, cases[i].text, want, sizeof(want)) != -EINVAL)
+			fail_msg("%s '%s': the table takes it", name, cases[i].text);
+		json_object_object_add(c, cases[i].key, json_tokener_parse(cases[i].json));
+		err[0] = '\0';
+		assert_int_equal(lr_ctl_prepare_tx_parse(c, b, address, &route, err, sizeof(err)), -EINVAL);
+		if (strcmp(err, want))
+			fail_msg("%s = %s: the wire says \"%s\", the table \"%s\"", cases[i].key, cases[i].json, err, want);
+		json_object_put(c);
+	}
+	/* and a good list lands as it would from the command line */
+	json_object_object_add(m, "queues", json_tokener_parse("[2,0,1]"));
+	json_object_object_add(m, "cpus", json_tokener_parse("[1,0,1]"));
+	json_object_object_add(m, "flows", json_object_new_int(3));
+	if (lr_ctl_prepare_tx_parse(m, b, address, &route, err, sizeof(err)))
+		fail_msg("three queues: %s", err);
+	assert_int_equal(b->tx.nworkers, 3);
+	assert_int_equal(b->tx.ncpus, 3);
+	assert_true(b->tx.cpus_set);
+	for (j = 0; j < 3; j++)
+		assert_int_equal(b->tx.queues[j], want_queues[j]);
+	assert_int_equal(b->tx.cpus[0], 1);
+	json_object_put(m);
+	free(a);
+	free(b);
+}
+
+/*
  * The non-blocking reader, fed a byte at a time: nothing until the frame is whole, then the
  * message; never a byte of the next frame; the stream's end, in a frame or between two, and an
  * oversized length said as lr_msg_recv() says them.
@@ -531,7 +612,8 @@ int main(void)
 		cmocka_unit_test(test_oversized),	 cmocka_unit_test(test_garbage),
 		cmocka_unit_test(test_endpoint_refuses), cmocka_unit_test(test_endpoint_protocol),
 		cmocka_unit_test(test_endpoint_hello_first),
-		cmocka_unit_test(test_prepare_rx),	 cmocka_unit_test(test_reader),
+		cmocka_unit_test(test_prepare_rx),	 cmocka_unit_test(test_prepare_tx_messages),
+			 cmocka_unit_test(test_reader),
 		cmocka_unit_test(test_foreign),		 cmocka_unit_test(test_late_reader),
 	};
 
