@@ -155,5 +155,7 @@ struct lr_veth_opts {
 void lr_send_opts_default(struct lr_send_opts *o);
 void lr_recv_opts_default(struct lr_recv_opts *o);
 void lr_reflect_opts_default(struct lr_reflect_opts *o);
+/* A sender's spec with the defaults send's options give it (a run file's stream starts from it). */
+void lr_tx_spec_default(struct lr_tx_spec *tx);
 
 #endif

@@ -2,6 +2,7 @@
 /* The option sets of a sender, a receiver and a reflector: one for the CLI, run files and the wire. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <arpa/inet.h>
 #include <sys/socket.h>
@@ -181,6 +182,20 @@ const struct lr_optset lr_send_optset = {
 void lr_send_opts_default(struct lr_send_opts *o)
 {
 	lr_optset_defaults(&lr_send_optset, o);
+}
+
+void lr_tx_spec_default(struct lr_tx_spec *tx)
+{
+	struct lr_send_opts *o = malloc(sizeof(*o));
+
+	/* the send options' other fields are paths, large for a stack: the table writes their defaults too */
+	if (!o) {
+		memset(tx, 0, sizeof(*tx));
+		return;
+	}
+	lr_send_opts_default(o);
+	*tx = o->tx;
+	free(o);
 }
 
 #undef BIND

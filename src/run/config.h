@@ -9,6 +9,7 @@
 #include <net/if.h>
 #include <netinet/in.h>
 #include "opt/opts.h"
+#include "tx/spec.h"
 #include "util/units.h"
 
 #define LR_CFG_MAX_STREAMS	16
@@ -29,21 +30,15 @@ static inline bool lr_run_mode_search(enum lr_run_mode m)
 }
 
 /* One traffic stream: its own template and flows, a share of the step's rate. */
+/*
+ * A stream of the run file: a sender's spec, filled once from [tx] and its [stream] section with
+ * the option table's defaults beneath (tx.size 0: the step's size, for the implicit stream of
+ * [tx]); a step sets only its rate, its window and the engine run chose.
+ */
 struct lr_cfg_stream {
 	char name[LR_CFG_NAME_MAX];	/* "" for the implicit stream of [tx] */
-	int family;
-	struct in6_addr src_ip, dst_ip;
-	bool have_src_ip;
-	uint8_t src_mac[6], dst_mac[6];
-	bool have_src_mac, have_dst_mac;
-	uint16_t src_port;
-	unsigned int size;	/* 0: the step's size (sweeps); set for [stream] sections */
-	unsigned int flows;
+	struct lr_tx_spec tx;
 	double share;	/* fraction of the step's rate, 0 < share <= 1; shares sum to 1 */
-	unsigned int nqueues;
-	unsigned int queues[LR_MAX_WORKERS];
-	unsigned int cpus[LR_MAX_WORKERS];
-	bool cpus_set;
 	int line;	/* where the section starts, for later messages */
 };
 
@@ -113,6 +108,9 @@ struct lr_cfg {
 int lr_cfg_parse(const char *path, const char *text, size_t len, struct lr_cfg *cfg, char *err, size_t errlen);
 /* Reads @path and parses it; file errors become "PATH: message". */
 int lr_cfg_load(const char *path, struct lr_cfg *cfg, char *err, size_t errlen);
+
+/* The fields of @tx that follow from the others (families, the destination given, one CPU a queue). */
+void lr_cfg_stream_settle(struct lr_tx_spec *tx);
 
 /* A {key} of a core message (util/err.h) as a run file spells it: the option's key (size: sizes). */
 void lr_cfg_spell(const char *key, char *out, size_t len);

@@ -42,18 +42,19 @@ static int resolve_stream(struct parser *p, const struct sdef *d, struct lr_cfg_
 	memset(s, 0, sizeof(*s));
 	strcpy(s->name, implicit ? "" : d->name);
 	s->line = sec->line;
+	lr_tx_spec_default(&s->tx);
 
 	if (!dst->sec.kline[LR_O_DST_IP]) {
 		if (implicit)
 			return fail(p, sec->line, "[tx] missing key 'dst_ip' (the receiver's address)");
 		return fail(p, sec->line, "%s missing key 'dst_ip', and [tx] gives none", d->title);
 	}
-	s->dst_ip = dst->dst_ip;
-	s->family = dst->dst_family;
+	s->tx.dst_ip = dst->dst_ip;
+	s->tx.family = dst->dst_family;
 	if (src->sec.kline[LR_O_SRC_IP]) {
-		s->have_src_ip = true;
-		s->src_ip = src->src_ip;
-		if (src->src_family != s->family)
+		s->tx.have_src_ip = true;
+		s->tx.src_ip = src->src_ip;
+		if (src->src_family != s->tx.family)
 			return fail(p, key_line(sec, sec->kline[LR_O_SRC_IP] ? LR_O_SRC_IP : LR_O_DST_IP),
 				    "%s src_ip: '%s'%s is %s but dst_ip '%s'%s is %s; use one address family",
 				    d->title, addr_str(&src->src_ip, src->src_family, a1, sizeof(a1)),
@@ -62,12 +63,12 @@ static int resolve_stream(struct parser *p, const struct sdef *d, struct lr_cfg_
 				    dst == d ? "" : " (from [tx])", family_name(dst->dst_family));
 	}
 	if (sec->kline[LR_O_SRC_MAC] || tx->sec.kline[LR_O_SRC_MAC]) {
-		s->have_src_mac = true;
-		memcpy(s->src_mac, (sec->kline[LR_O_SRC_MAC] ? d : tx)->src_mac, 6);
+		s->tx.have_src_mac = true;
+		memcpy(s->tx.src_mac, (sec->kline[LR_O_SRC_MAC] ? d : tx)->src_mac, 6);
 	}
 	if (sec->kline[LR_O_DST_MAC] || tx->sec.kline[LR_O_DST_MAC]) {
-		s->have_dst_mac = true;
-		memcpy(s->dst_mac, (sec->kline[LR_O_DST_MAC] ? d : tx)->dst_mac, 6);
+		s->tx.have_dst_mac = true;
+		memcpy(s->tx.dst_mac, (sec->kline[LR_O_DST_MAC] ? d : tx)->dst_mac, 6);
 	}
 
 	/*
@@ -75,61 +76,70 @@ static int resolve_stream(struct parser *p, const struct sdef *d, struct lr_cfg_
 	 * not take [tx]'s CPUs, which belong to [tx]'s queues.
 	 */
 	if (sec->kline[LR_O_QUEUES] || implicit) {
-		s->nqueues = d->nqueues;
-		memcpy(s->queues, d->queues, sizeof(s->queues));
+		s->tx.nworkers = d->nqueues;
+		memcpy(s->tx.queues, d->queues, sizeof(s->tx.queues));
 	} else {
-		s->nqueues = tx->nqueues;
-		memcpy(s->queues, tx->queues, sizeof(s->queues));
+		s->tx.nworkers = tx->nqueues;
+		memcpy(s->tx.queues, tx->queues, sizeof(s->tx.queues));
 	}
 	if (sec->kline[LR_O_CPUS] || (!sec->kline[LR_O_QUEUES] && tx->sec.kline[LR_O_CPUS])) {
 		const struct sdef *cd = sec->kline[LR_O_CPUS] ? d : tx;
 
-		if (cd->ncpus != s->nqueues)
+		if (cd->ncpus != s->tx.nworkers)
 			return fail(p, key_line(sec, LR_O_CPUS),
 				    "%s cpus: %u CPU%s%s for %u queue%s%s; give one CPU per queue", d->title, cd->ncpus,
-				    cd->ncpus == 1 ? "" : "s", cd == d ? "" : " (from [tx])", s->nqueues,
-				    s->nqueues == 1 ? "" : "s",
+				    cd->ncpus == 1 ? "" : "s", cd == d ? "" : " (from [tx])", s->tx.nworkers,
+				    s->tx.nworkers == 1 ? "" : "s",
 				    sec->kline[LR_O_QUEUES] || implicit ? "" : " (from [tx])");
-		s->cpus_set = true;
-		memcpy(s->cpus, cd->cpus, sizeof(s->cpus));
+		s->tx.cpus_set = true;
+		memcpy(s->tx.cpus, cd->cpus, sizeof(s->tx.cpus));
 	}
 	/* flows: given, or one per queue (a key left out reads 0, below any flow count) */
-	s->flows = (sec->kline[LR_O_FLOWS] ? d : tx)->flows;
-	if (!s->flows)
-		s->flows = s->nqueues;
+	s->tx.flows = (sec->kline[LR_O_FLOWS] ? d : tx)->flows;
+	if (!s->tx.flows)
+		s->tx.flows = s->tx.nworkers;
 	if (sec->kline[LR_O_SRC_PORT] || tx->sec.kline[LR_O_SRC_PORT])
-		s->src_port = (sec->kline[LR_O_SRC_PORT] ? d : tx)->src_port;
+		s->tx.src_port = (sec->kline[LR_O_SRC_PORT] ? d : tx)->src_port;
 	else
-		s->src_port = lr_src_port_base(s->flows);
+		s->tx.src_port = lr_src_port_base(s->tx.flows);
 
-	min = lr_frame_min_size(s->family);
+	min = lr_frame_min_size(s->tx.family);
 	if (implicit) {
-		s->size = 0;
+		s->tx.size = 0;
 		s->share = 1.0;
 		for (i = 0; i < p->cfg->nsizes; i++)
 			if (p->cfg->sizes[i] < min)
 				return fail(p, key_line(sec, LR_O_SIZE),
 					    "[tx] %s: %u bytes%s cannot carry the probe over %s; the minimum is %u",
 					    sec->kline[LR_O_SIZE] ? key_name(sec, LR_O_SIZE) : "size", p->cfg->sizes[i],
-					    sec->kline[LR_O_SIZE] ? "" : " (the default)", family_name(s->family), min);
+					    sec->kline[LR_O_SIZE] ? "" : " (the default)", family_name(s->tx.family), min);
 	} else {
 		if (!sec->kline[LR_O_STREAM_SIZE])
 			return fail(p, sec->line, "%s missing key 'size' (its frame size, %u..%u)", d->title, min,
 				    LR_MAX_FRAME);
-		s->size = d->size;
-		if (s->size < min)
+		s->tx.size = d->size;
+		if (s->tx.size < min)
 			return fail(p, key_line(sec, LR_O_STREAM_SIZE),
 				    "%s size: %u bytes cannot carry the probe over %s; the minimum is %u", d->title,
-				    s->size, family_name(s->family), min);
+				    s->tx.size, family_name(s->tx.family), min);
 	}
-	if (s->flows < s->nqueues)
+	if (s->tx.flows < s->tx.nworkers)
 		return fail(p, key_line(sec, sec->kline[LR_O_FLOWS] ? LR_O_FLOWS : LR_O_QUEUES),
 			    "%s flows: %u flow%s for %u queues; each queue's worker needs a flow of its own (flows >= %u)",
-			    d->title, s->flows, s->flows == 1 ? "" : "s", s->nqueues, s->nqueues);
-	if ((uint32_t)s->src_port + s->flows - 1 > 65535)
+			    d->title, s->tx.flows, s->tx.flows == 1 ? "" : "s", s->tx.nworkers, s->tx.nworkers);
+	if ((uint32_t)s->tx.src_port + s->tx.flows - 1 > 65535)
 		return fail(p, key_line(sec, sec->kline[LR_O_SRC_PORT] ? LR_O_SRC_PORT : LR_O_FLOWS),
-			    "%s src_port: %u + flows %u runs past port 65535", d->title, s->src_port, s->flows);
+			    "%s src_port: %u + flows %u runs past port 65535", d->title, s->tx.src_port, s->tx.flows);
+	lr_cfg_stream_settle(&s->tx);
 	return 0;
+}
+
+void lr_cfg_stream_settle(struct lr_tx_spec *tx)
+{
+	tx->have_dst_ip = true;
+	tx->dst_family = tx->family;
+	tx->src_family = tx->have_src_ip ? tx->family : 0;
+	tx->ncpus = tx->nworkers;
 }
 
 static int resolve_streams(struct parser *p)
@@ -150,7 +160,7 @@ static int resolve_streams(struct parser *p)
 		ret = resolve_stream(p, &p->defs[i], &c->streams[i]);
 		if (ret)
 			return ret;
-		total_flows += c->streams[i].flows;
+		total_flows += c->streams[i].tx.flows;
 		if (p->defs[i].sec.kline[LR_O_SHARE]) {
 			nshares++;
 			total_share += p->defs[i].share;
@@ -166,16 +176,16 @@ static int resolve_streams(struct parser *p)
 	if (c->tx_engine == LR_ENGINE_AFXDP) {
 		for (i = 0; i < c->nstreams; i++)
 			for (j = 0; j < i; j++)
-				for (q = 0; q < c->streams[i].nqueues; q++) {
+				for (q = 0; q < c->streams[i].tx.nworkers; q++) {
 					const struct sdef *d = &p->defs[i];
 					unsigned int k;
 
-					for (k = 0; k < c->streams[j].nqueues; k++)
-						if (c->streams[i].queues[q] == c->streams[j].queues[k])
+					for (k = 0; k < c->streams[j].tx.nworkers; k++)
+						if (c->streams[i].tx.queues[q] == c->streams[j].tx.queues[k])
 							return fail(p, key_line(&d->sec, LR_O_QUEUES),
 								    "%s queues: queue %u%s is also used by %s; with [tx] engine = afxdp "
 								    "each queue takes one stream (use other queues or engine = packet)",
-								    d->title, c->streams[i].queues[q],
+								    d->title, c->streams[i].tx.queues[q],
 								    d->sec.kline[LR_O_QUEUES] ? "" : " (from [tx])",
 								    p->defs[j].title);
 				}
@@ -295,7 +305,7 @@ int lr_cfg_validate(struct parser *p)
 		 * a bit rate into the packets per second the streams then split.
 		 */
 		for (i = 0; i < c->nstreams; i++)
-			mean += c->streams[i].share * c->streams[i].size;
+			mean += c->streams[i].share * c->streams[i].tx.size;
 		c->nsizes = 1;
 		c->sizes[0] = (unsigned int)(mean + 0.5);
 	}

@@ -171,12 +171,15 @@ static void pair_cfg(const struct matrix *m, unsigned int tx, unsigned int rx, s
 	snprintf(cfg->rx_address, sizeof(cfg->rx_address), "%s", agent(m, rx)->address);
 	cfg->rx_workers = 1;
 	cfg->nstreams = 1;
-	st->family = agent(m, rx)->a.family;
-	st->dst_ip = agent(m, rx)->a.addr;
-	st->flows = o->flows ? o->flows : 1;	/* one queue: one flow unless told */
-	st->src_port = lr_src_port_base(st->flows);
+	lr_tx_spec_default(&st->tx);
+	st->tx.size = 0;	/* each step's size */
+	st->tx.family = agent(m, rx)->a.family;
+	st->tx.dst_ip = agent(m, rx)->a.addr;
+	st->tx.flows = o->flows ? o->flows : 1;	/* one queue: one flow unless told */
+	st->tx.src_port = lr_src_port_base(st->tx.flows);
 	st->share = 1.0;
-	st->nqueues = 1;
+	st->tx.nworkers = 1;
+	lr_cfg_stream_settle(&st->tx);
 }
 
 /* What step @s measured, into cell @c, and its verdict. */

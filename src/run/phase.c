@@ -29,16 +29,13 @@ void lr_run_stream_opts(const struct lr_run *r, const struct lr_cfg_stream *st, 
 	const struct lr_cfg *cfg = r->cfg;
 
 	lr_send_opts_default(o);
+	/* the stream is a sender's spec; [tx]'s settings for every stream and the step's land on it */
+	o->tx = st->tx;
 	snprintf(o->tx.ifname, sizeof(o->tx.ifname), "%s", cfg->tx_ifname);
 	o->tx.engine = r->engine;
 	o->tx.xsk_mode = cfg->xsk_mode;
-	o->tx.nworkers = st->nqueues;
-	memcpy(o->tx.queues, st->queues, sizeof(o->tx.queues));
-	memcpy(o->tx.cpus, st->cpus, sizeof(o->tx.cpus));
-	o->tx.cpus_set = st->cpus_set;
-	o->tx.ncpus = st->nqueues;
-	o->tx.size = st->size ? st->size : size;
-	o->tx.flows = st->flows;
+	if (!o->tx.size)
+		o->tx.size = size;
 	if (pps) {
 		uint64_t share = (uint64_t)llround((double)pps * st->share);
 
@@ -47,20 +44,9 @@ void lr_run_stream_opts(const struct lr_run *r, const struct lr_cfg_stream *st, 
 	}
 	o->tx.duration_ns = window_ns;
 	o->tx.count = cfg->count;
-	o->tx.family = st->family;
-	o->tx.dst_family = st->family;
-	o->tx.src_family = st->have_src_ip ? st->family : 0;
-	o->tx.src_ip = st->src_ip;
-	o->tx.dst_ip = st->dst_ip;
-	o->tx.have_src_ip = st->have_src_ip;
-	o->tx.have_dst_ip = true;
-	memcpy(o->tx.src_mac, st->src_mac, 6);
-	memcpy(o->tx.dst_mac, st->dst_mac, 6);
-	o->tx.have_src_mac = st->have_src_mac;
-	o->tx.have_dst_mac = st->have_dst_mac;
-	o->tx.src_port = st->src_port;
 	o->tx.dst_port = cfg->dst_port;
-	o->tx.batch = cfg->batch ? cfg->batch : 64;
+	if (cfg->batch)
+		o->tx.batch = cfg->batch;
 	o->tx.latency_every = cfg->latency_every;
 	o->tx.rtt = lr_run_mode_rtt(cfg->mode);
 	o->quiet = true;
@@ -420,7 +406,7 @@ static int run_phase(struct lr_run *r, unsigned int size, uint64_t pps, uint64_t
 			fprintf(stderr, "linerate send: %s\n", lr_tx_engine_line(tx[i]));
 		if (!r->banner_done)
 			keep_engine(r, tx[i]);
-		base += cfg->streams[i].flows;
+		base += cfg->streams[i].tx.flows;
 	}
 	r->banner_done = true;
 	for (i = 0, base = 0; i < cfg->nstreams; i++) {

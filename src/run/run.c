@@ -109,7 +109,7 @@ static int open_tx_pcap(struct lr_run *r, char *err, size_t errlen)
 	unsigned int i, producers = 0;
 
 	for (i = 0; i < cfg->nstreams; i++)
-		producers += cfg->streams[i].nqueues;
+		producers += cfg->streams[i].tx.nworkers;
 	if (lr_pcap_open(cfg->tx_pcap, 0, 0, &r->pcap, err, errlen))
 		return lr_fail(LR_EXIT_USAGE, "run", "[tx] pcap: %s", err);
 	if (lr_sampler_open(r->pcap, producers, LR_MAX_FRAME, &r->sampler)) {
@@ -192,7 +192,7 @@ static int measure(struct lr_run *r, char *err, size_t errlen)
 	int ret;
 
 	for (i = 0; i < cfg->nstreams; i++)
-		r->flows_total += cfg->streams[i].flows;
+		r->flows_total += cfg->streams[i].tx.flows;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	/* a remote sender's netns is the agent's: it enters it itself */

@@ -50,20 +50,20 @@ static void check_cfg(const struct lr_cfg *c)
 	for (i = 0; i < c->nstreams; i++) {
 		const struct lr_cfg_stream *s = &c->streams[i];
 
-		CHECK(s->family == AF_INET || s->family == AF_INET6);
-		CHECK(s->flows >= 1 && s->flows >= s->nqueues);
-		CHECK(s->nqueues >= 1 && s->nqueues <= LR_MAX_WORKERS);
-		CHECK((uint32_t)s->src_port + s->flows - 1 <= 65535);
+		CHECK(s->tx.family == AF_INET || s->tx.family == AF_INET6);
+		CHECK(s->tx.flows >= 1 && s->tx.flows >= s->tx.nworkers);
+		CHECK(s->tx.nworkers >= 1 && s->tx.nworkers <= LR_MAX_WORKERS);
+		CHECK((uint32_t)s->tx.src_port + s->tx.flows - 1 <= 65535);
 		CHECK(s->share > 0 && s->share <= 1);
-		if (s->size)
-			CHECK(s->size >= lr_frame_min_size(s->family) && s->size <= LR_MAX_FRAME);
+		if (s->tx.size)
+			CHECK(s->tx.size >= lr_frame_min_size(s->tx.family) && s->tx.size <= LR_MAX_FRAME);
 		else
 			for (j = 0; j < c->nsizes; j++)
-				CHECK(c->sizes[j] >= lr_frame_min_size(s->family));
-		for (j = 0; j < s->nqueues; j++)
+				CHECK(c->sizes[j] >= lr_frame_min_size(s->tx.family));
+		for (j = 0; j < s->tx.nworkers; j++)
 			for (k = 0; k < j; k++)
-				CHECK(s->queues[j] != s->queues[k]);
-		flows += s->flows;
+				CHECK(s->tx.queues[j] != s->tx.queues[k]);
+		flows += s->tx.flows;
 		shares += s->share;
 	}
 	CHECK(flows <= LR_MAX_FLOWS);

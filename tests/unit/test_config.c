@@ -102,13 +102,13 @@ static void test_shipped_details(void **state)
 	assert_int_equal(cfg.nstreams, 2);
 	assert_string_equal(cfg.streams[0].name, "bulk");
 	assert_string_equal(cfg.streams[1].name, "small");
-	assert_int_equal(cfg.streams[0].size, 1518);
-	assert_int_equal(cfg.streams[1].size, 64);
+	assert_int_equal(cfg.streams[0].tx.size, 1518);
+	assert_int_equal(cfg.streams[1].tx.size, 64);
 	assert_true(cfg.streams[0].share > 0.6999 && cfg.streams[0].share < 0.7001);
 	assert_true(cfg.streams[1].share > 0.2999 && cfg.streams[1].share < 0.3001);
-	assert_int_equal(cfg.streams[0].queues[0], 0);
-	assert_int_equal(cfg.streams[1].queues[0], 1);
-	assert_int_equal(cfg.streams[1].src_port, 8000);
+	assert_int_equal(cfg.streams[0].tx.queues[0], 0);
+	assert_int_equal(cfg.streams[1].tx.queues[0], 1);
+	assert_int_equal(cfg.streams[1].tx.src_port, 8000);
 	/* the one step size is the share-weighted mean: 0.7 * 1518 + 0.3 * 64 = 1081.8 */
 	assert_int_equal(cfg.nsizes, 1);
 	assert_int_equal(cfg.sizes[0], 1082);
@@ -129,10 +129,10 @@ static void test_shipped_details(void **state)
 	assert_int_equal(cfg.sizes[6], 1518);
 
 	load("veth-2queue.ini");
-	assert_int_equal(cfg.streams[0].nqueues, 2);
-	assert_true(cfg.streams[0].cpus_set);
-	assert_int_equal(cfg.streams[0].cpus[1], 1);
-	assert_int_equal(cfg.streams[0].flows, 4);
+	assert_int_equal(cfg.streams[0].tx.nworkers, 2);
+	assert_true(cfg.streams[0].tx.cpus_set);
+	assert_int_equal(cfg.streams[0].tx.cpus[1], 1);
+	assert_int_equal(cfg.streams[0].tx.flows, 4);
 
 	load("reference.ini");
 	assert_string_equal(cfg.name, "reference");
@@ -181,19 +181,19 @@ static void test_defaults(void **state)
 	/* the implicit stream 0 is [tx] */
 	assert_int_equal(cfg.nstreams, 1);
 	assert_string_equal(s->name, "");
-	assert_int_equal(s->size, 0);
+	assert_int_equal(s->tx.size, 0);
 	assert_true(s->share == 1.0);
-	assert_int_equal(s->flows, 1);
-	assert_int_equal(s->nqueues, 1);
-	assert_int_equal(s->queues[0], 0);
-	assert_false(s->cpus_set);
-	assert_int_equal(s->src_port, LR_DEFAULT_SRC_PORT);
-	assert_int_equal(s->family, AF_INET);
-	assert_false(s->have_src_ip);
-	assert_false(s->have_src_mac);
-	assert_false(s->have_dst_mac);
+	assert_int_equal(s->tx.flows, 1);
+	assert_int_equal(s->tx.nworkers, 1);
+	assert_int_equal(s->tx.queues[0], 0);
+	assert_false(s->tx.cpus_set);
+	assert_int_equal(s->tx.src_port, LR_DEFAULT_SRC_PORT);
+	assert_int_equal(s->tx.family, AF_INET);
+	assert_false(s->tx.have_src_ip);
+	assert_false(s->tx.have_src_mac);
+	assert_false(s->tx.have_dst_mac);
 	inet_pton(AF_INET, "198.18.0.2", &dst);
-	assert_memory_equal(&s->dst_ip, &dst, 4);
+	assert_memory_equal(&s->tx.dst_ip, &dst, 4);
 	assert_int_equal(s->line, 1);
 }
 
@@ -202,9 +202,9 @@ static void test_src_port_base(void **state)
 {
 	(void)state;
 	assert_parses(TX "flows = 20000\n" RX);
-	assert_int_equal(cfg.streams[0].src_port, 65536 - 20000);
+	assert_int_equal(cfg.streams[0].tx.src_port, 65536 - 20000);
 	assert_parses(TX "flows = 8\n" RX);
-	assert_int_equal(cfg.streams[0].src_port, LR_DEFAULT_SRC_PORT);
+	assert_int_equal(cfg.streams[0].tx.src_port, LR_DEFAULT_SRC_PORT);
 	assert_int_not_equal(parse(TX "flows = 20000\nsrc_port = 55000\n" RX), 0);
 	assert_non_null(strstr(err, "runs past port 65535"));
 }
@@ -214,12 +214,12 @@ static void test_flows_default(void **state)
 {
 	(void)state;
 	assert_parses(TX "queues = 0-1\n" RX);
-	assert_int_equal(cfg.streams[0].flows, 2);
+	assert_int_equal(cfg.streams[0].tx.flows, 2);
 	assert_parses(TX "queues = 0-3\n" RX "[stream a]\nsize = 64\nqueues = 0-2\n[stream b]\nsize = 64\n");
-	assert_int_equal(cfg.streams[0].flows, 3);
-	assert_int_equal(cfg.streams[1].flows, 4);
+	assert_int_equal(cfg.streams[0].tx.flows, 3);
+	assert_int_equal(cfg.streams[1].tx.flows, 4);
 	assert_parses(TX "queues = 0-1\nflows = 8\n" RX);
-	assert_int_equal(cfg.streams[0].flows, 8);
+	assert_int_equal(cfg.streams[0].tx.flows, 8);
 }
 
 /* Each receive engine's own options, with that engine (the contradictions are in the bad inputs). */
@@ -270,15 +270,15 @@ static void test_values(void **state)
 	assert_int_equal(cfg.rx_engine, LR_RX_ENGINE_PACKET);
 	assert_int_equal(cfg.xdp_mode, LR_XDP_AUTO);
 	assert_int_equal(cfg.rx_workers, 64);
-	assert_int_equal(s->family, AF_INET6);
-	assert_true(s->have_src_ip && s->have_src_mac && s->have_dst_mac);
-	assert_int_equal(s->dst_mac[5], 2);
-	assert_int_equal(s->nqueues, 3);
-	assert_int_equal(s->queues[2], 3);
-	assert_true(s->cpus_set);
-	assert_int_equal(s->cpus[2], 6);
-	assert_int_equal(s->src_port, 9000);
-	assert_int_equal(s->flows, 64);
+	assert_int_equal(s->tx.family, AF_INET6);
+	assert_true(s->tx.have_src_ip && s->tx.have_src_mac && s->tx.have_dst_mac);
+	assert_int_equal(s->tx.dst_mac[5], 2);
+	assert_int_equal(s->tx.nworkers, 3);
+	assert_int_equal(s->tx.queues[2], 3);
+	assert_true(s->tx.cpus_set);
+	assert_int_equal(s->tx.cpus[2], 6);
+	assert_int_equal(s->tx.src_port, 9000);
+	assert_int_equal(s->tx.flows, 64);
 
 	/* percentages: "5", "5%" and fractions */
 	assert_parses("[test]\nmax_loss = 5\n" TX RX);
@@ -310,18 +310,18 @@ static void test_streams(void **state)
 	assert_int_equal(cfg.nstreams, 2);
 	assert_string_equal(a->name, "a");
 	assert_int_equal(a->line, 1);
-	assert_int_equal(a->size, 128);
-	assert_int_equal(a->nqueues, 1);
-	assert_int_equal(a->queues[0], 1);
-	assert_false(a->cpus_set);	/* own queues: [tx]'s CPUs belong to [tx]'s queues */
-	assert_int_equal(a->flows, 2);	/* from [tx] */
-	assert_int_equal(a->src_port, 8000);
-	assert_true(a->have_src_ip && a->have_dst_mac && !a->have_src_mac);
-	assert_int_equal(b->nqueues, 2);
-	assert_true(b->cpus_set);
-	assert_int_equal(b->cpus[1], 3);
-	assert_int_equal(b->flows, 8);
-	assert_int_equal(((uint8_t *)&b->dst_ip)[3], 9);
+	assert_int_equal(a->tx.size, 128);
+	assert_int_equal(a->tx.nworkers, 1);
+	assert_int_equal(a->tx.queues[0], 1);
+	assert_false(a->tx.cpus_set);	/* own queues: [tx]'s CPUs belong to [tx]'s queues */
+	assert_int_equal(a->tx.flows, 2);	/* from [tx] */
+	assert_int_equal(a->tx.src_port, 8000);
+	assert_true(a->tx.have_src_ip && a->tx.have_dst_mac && !a->tx.have_src_mac);
+	assert_int_equal(b->tx.nworkers, 2);
+	assert_true(b->tx.cpus_set);
+	assert_int_equal(b->tx.cpus[1], 3);
+	assert_int_equal(b->tx.flows, 8);
+	assert_int_equal(((uint8_t *)&b->tx.dst_ip)[3], 9);
 	/* no share anywhere: equal shares */
 	assert_true(a->share == 0.5 && b->share == 0.5);
 	assert_int_equal(cfg.nsizes, 1);
@@ -386,13 +386,13 @@ static void test_valid_edges(void **state)
 	/* an indented key is a key, not a continuation of the previous value */
 	assert_parses(TX "    rate = 10k\n\tflows = 3\n" RX);
 	assert_int_equal(cfg.rates[0].value, 10000);
-	assert_int_equal(cfg.streams[0].flows, 3);
+	assert_int_equal(cfg.streams[0].tx.flows, 3);
 	/* no final newline */
 	assert_parses(TX "[rx]\ninterface = v1");
 	assert_string_equal(cfg.rx_ifname, "v1");
 	/* blank lines, blanks inside lists */
 	assert_parses("\n\n" TX "\nqueues = 0 - 1 , 3\nflows = 3\nsizes = 64 ,128\n\n" RX "\n");
-	assert_int_equal(cfg.streams[0].nqueues, 3);
+	assert_int_equal(cfg.streams[0].tx.nworkers, 3);
 	assert_int_equal(cfg.nsizes, 2);
 	/* a 199-character line is the longest */
 	memset(line, 0, sizeof(line));
@@ -406,7 +406,7 @@ static void test_valid_edges(void **state)
 	}
 	/* IPv6 from 84 bytes */
 	assert_parses("[tx]\ninterface = v0\ndst_ip = fd00::2\nsize = 84\n" RX);
-	assert_int_equal(cfg.streams[0].family, AF_INET6);
+	assert_int_equal(cfg.streams[0].tx.family, AF_INET6);
 	/* [ section ] with blanks inside the brackets; [stream  name] with two blanks */
 	assert_parses("[ tx ]\ninterface = v0\ndst_ip = 198.18.0.2\n" RX "[stream  Big_one-2]\nsize = 64\n");
 	assert_string_equal(cfg.streams[0].name, "Big_one-2");
