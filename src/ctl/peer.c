@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <sys/socket.h>
+#include "ctl/clock_window.h"
 #include "ctl/ctl.h"
 #include "ctl/peer.h"
 #include "ctl/request.h"
@@ -30,9 +31,7 @@ struct lr_peer {
 	const struct lr_send_opts *o;
 	struct lr_ctl *c;
 	char where[LR_HOSTPORT_MAX + 16];	/* " (agent HOST:PORT)" */
-	bool estimate;	/* two clocks: their offset is estimated */
-	bool have_before;
-	struct lr_clock_est before;
+	struct lr_clock_window clock;	/* the agent's clock and ours */
 	bool failed;
 	char error[768];	/* why the far end's result is missing */
 	/* the far end's result: a recv document (forward), a send document (reverse) or a reflect document (--rtt) */
@@ -116,46 +115,38 @@ bool lr_peer_failed(struct lr_peer *p)
 	return p->failed;
 }
 
-/* Before the test: one clock (one boot), or the offset estimated; said in one line. */
-static void clock_before(struct lr_peer *p)
-{
-	char boot[LR_BOOT_ID_LEN + 1] = "", err[512];
-	int ret;
-
-	p->estimate = p->o->clock == LR_CLOCK_ESTIMATE || lr_host_boot_id(boot) ||
-		      strcmp(boot, lr_ctl_host(p->c)->boot_id);
-	if (!p->estimate)
-		return;
-	ret = lr_ctl_clock_estimate(p->c, LR_CLOCK_EXCHANGES, &p->before, err, sizeof(err));
-	p->have_before = !ret;
-	if (ret)
-		fprintf(stderr, "linerate send: clock: no estimate of %s's clock (%s): latency will not be valid\n",
-			lr_ctl_name(p->c), err);
-	else if (!p->o->quiet)
-		fprintf(stderr, "linerate send: clock: %s's clock minus ours is %lld ns, within %llu ns (best of %u exchanges)\n",
-			lr_ctl_name(p->c), (long long)p->before.offset_ns, (unsigned long long)p->before.bound_ns,
-			p->before.samples);
-}
-
 /*
- * After the test: @r's latency put on one time line. @agent_rx says the agent received (forward),
- * else this process did (its clock minus the agent's is the negated estimate).
+ * Before the test: one clock (one boot), or the offset estimated; said in one line. @agent_rx: the
+ * agent receives (forward), else this process does (reverse).
  */
-static void clock_after(struct lr_peer *p, struct lr_rx_result *r, bool agent_rx)
+static void clock_before(struct lr_peer *p, bool agent_rx)
 {
-	struct lr_clock_report zero = { 0 }, agent, rep;
-	struct lr_clock_est after;
+	const struct lr_clock_est *b = agent_rx ? &p->clock.rx_before : &p->clock.tx_before;
+	struct lr_ctl *failed;
 	char err[512];
 
-	if (!p->estimate)
+	if (lr_clock_window_begin(&p->clock, agent_rx ? p->c : NULL, agent_rx ? NULL : p->c,
+				  p->o->clock == LR_CLOCK_ESTIMATE, &failed, err, sizeof(err)))
+		fprintf(stderr, "linerate send: clock: no estimate of %s's clock (%s): latency will not be valid\n",
+			lr_ctl_name(p->c), err);
+	else if (p->clock.state == LR_CLOCK_ESTIMATED && !p->o->quiet)
+		fprintf(stderr, "linerate send: clock: %s's clock minus ours is %lld ns, within %llu ns (best of %u exchanges)\n",
+			lr_ctl_name(p->c), (long long)b->offset_ns, (unsigned long long)b->bound_ns, b->samples);
+}
+
+/* After the test: @r's latency put on one time line (nothing to do on one clock). */
+static void clock_after(struct lr_peer *p, struct lr_rx_result *r)
+{
+	struct lr_clock_report rep;
+	struct lr_ctl *failed;
+	char err[512];
+
+	if (p->clock.state == LR_CLOCK_SAME)
 		return;
-	if (!p->have_before || lr_ctl_clock_estimate(p->c, LR_CLOCK_EXCHANGES, &after, err, sizeof(err)) ||
-	    lr_clock_report_make(&p->before, &after, &agent) ||
-	    lr_clock_report_between(agent_rx ? &agent : &zero, agent_rx ? &zero : &agent, &rep)) {
+	if (lr_clock_window_end(&p->clock, &rep, &failed, err, sizeof(err)))
 		lr_clock_apply(r, NULL);
-		return;
-	}
-	lr_clock_apply(r, &rep);
+	else
+		lr_clock_apply(r, &rep);
 }
 
 /* The far end's interface: --peer-interface, else the one that holds --dst-ip (its address as text). */
@@ -220,13 +211,13 @@ int lr_peer_prepare(struct lr_peer *p)
 	ro = malloc(sizeof(*ro));
 	if (!ro)
 		return lr_fail(LR_EXIT_RUNTIME, "send", "out of memory");
-	clock_before(p);
+	clock_before(p, true);
 	lr_recv_opts_default(ro);
 	snprintf(ro->rx.ifname, sizeof(ro->rx.ifname), "%s", o->peer_ifname);
 	snprintf(ro->netns, sizeof(ro->netns), "%s", o->peer_netns);
 	ro->rx.dst_port = o->tx.dst_port;
 	/* the receiver's clock minus ours: subtracted from every sample, loaded before the first frame */
-	ro->rx.clock_offset_ns = p->have_before ? p->before.offset_ns : 0;
+	ro->rx.clock_offset_ns = lr_clock_window_offset(&p->clock);
 	ret = lr_ctl_prepare_rx(p->c, ro, peer_address(p, addr, sizeof(addr)), &rd, err, sizeof(err));
 	free(ro);
 	if (ret)
@@ -286,7 +277,7 @@ void lr_peer_collect(struct lr_peer *p)
 		return;
 	}
 	json_object_put(doc);
-	clock_after(p, &p->r, true);
+	clock_after(p, &p->r);
 	snprintf(p->x.where, sizeof(p->x.where), "%s", p->where);
 	/* its document again, with the latency now on one time line */
 	p->doc = lr_rx_doc(&p->x, &p->r);
@@ -438,7 +429,7 @@ static int reverse_collect(struct lr_peer *p, struct reverse *v)
 	snprintf(v->x.ifname, sizeof(v->x.ifname), "%s", p->o->tx.ifname);
 	v->x.secs = (double)(lr_now_ns() - v->start_ns) / 1e9;
 	if (!p->failed)
-		clock_after(p, &v->r, false);
+		clock_after(p, &v->r);
 	return 0;
 }
 
@@ -483,14 +474,14 @@ int lr_peer_reverse(struct lr_peer *p)
 		free(v);
 		return lr_fail(LR_EXIT_USAGE, "send", "%s", err);
 	}
-	clock_before(p);
+	clock_before(p, false);
 	lr_recv_opts_default(&v->ro);
 	snprintf(v->ro.rx.ifname, sizeof(v->ro.rx.ifname), "%s", p->o->tx.ifname);
 	v->ro.rx.dst_port = p->o->tx.dst_port;
 	v->ro.quiet = true;
 	v->ro.verbose = p->o->verbose;
 	/* this side's clock minus the agent's, which stamps: the estimate's offset negated */
-	v->ro.rx.clock_offset_ns = p->have_before ? -p->before.offset_ns : 0;
+	v->ro.rx.clock_offset_ns = lr_clock_window_offset(&p->clock);
 	ret = lr_rx_begin(&v->ro.rx, &v->rx, line, sizeof(line), err, sizeof(err));
 	if (ret) {
 		free(v);

@@ -222,7 +222,7 @@ static void step_cost(const struct lr_run *r, const struct lr_cpu_times *c0, con
 		why = "round trips: the reflector's work is not told apart";
 	else if (r->tx_ctl)
 		why = "the senders run on an agent";
-	else if (r->rx.remote && r->clock.state != LR_RUN_CLOCK_SAME)
+	else if (r->rx.remote && r->clock.state != LR_CLOCK_SAME)
 		why = "the receiver runs on another host";
 	else if (!c0->n || !c1->n)
 		why = "/proc/stat could not be read";
@@ -524,9 +524,9 @@ static void progress(const struct lr_run *r, const struct lr_step *s, const char
 	else
 		snprintf(sz, sizeof(sz), "%u B", s->size);
 	/* across clocks, latency is judged once the clocks are compared again after the last step */
-	if (r->clock.state == LR_RUN_CLOCK_NONE)
+	if (r->clock.state == LR_CLOCK_NONE)
 		snprintf(p99, sizeof(p99), "n/a (no clock estimate)");
-	else if (r->clock.state != LR_RUN_CLOCK_SAME)
+	else if (r->clock.state != LR_CLOCK_SAME)
 		snprintf(p99, sizeof(p99), "n/a until the clocks are compared after the last step");
 	else if (!s->rx.lat_count)
 		snprintf(p99, sizeof(p99), "n/a (no latency sample)");

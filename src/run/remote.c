@@ -28,78 +28,42 @@ int lr_run_agent_connect(const char *section, const char *hostport, const char *
 	return 0;
 }
 
-/* The clock of an end as this process sees it: its own (same host), or an estimate over @c. */
-static int end_estimate(const struct lr_run *r, struct lr_ctl *c, struct lr_clock_est *e)
+/* A failed estimate, said once: the matrix (quiet) says it in its steps' latency_ns.clock "none". */
+static void clock_failed(const struct lr_run *r, struct lr_ctl *failed, const char *err)
 {
-	char err[512];
-	int ret;
-
-	memset(e, 0, sizeof(*e));
-	if (!c)
-		return 0;	/* this process's clock: offset 0, exact */
-	ret = lr_ctl_clock_estimate(c, LR_CLOCK_EXCHANGES, e, err, sizeof(err));
-	/* quiet (the matrix): its steps say latency_ns.clock "none" */
-	if (ret && !r->o->quiet)
+	if (failed && !r->o->quiet)
 		fprintf(stderr, "linerate run: clock: no estimate of %s's clock (%s): latency will not be valid\n",
-			lr_ctl_name(c), err);
-	return ret;
+			lr_ctl_name(failed), err);
 }
 
 int lr_run_clocks_before(struct lr_run *r, int64_t *rx_offset_ns)
 {
-	char boot[LR_BOOT_ID_LEN + 1] = "";
-	const char *rx_boot, *tx_boot;
+	struct lr_ctl *failed;
+	char err[512];
 
-	*rx_offset_ns = 0;
-	r->clock.state = LR_RUN_CLOCK_SAME;
-	if (!r->rx.remote && !r->tx_ctl)
-		return 0;
-	lr_host_boot_id(boot);
-	rx_boot = r->rx.remote ? lr_ctl_host(r->rx.ctl)->boot_id : boot;
-	tx_boot = r->tx_ctl ? lr_ctl_host(r->tx_ctl)->boot_id : boot;
-	/* both ends on one host (equal boot_id): one clock, unless told to estimate anyway */
-	if (r->cfg->clock != LR_CLOCK_ESTIMATE && boot[0] && !strcmp(rx_boot, tx_boot))
-		return 0;
-	if (end_estimate(r, r->rx.remote ? r->rx.ctl : NULL, &r->clock.rx_before) ||
-	    end_estimate(r, r->tx_ctl, &r->clock.tx_before)) {
-		r->clock.state = LR_RUN_CLOCK_NONE;
-		return 0;
-	}
-	r->clock.state = LR_RUN_CLOCK_ESTIMATED;
-	/* the receiver's clock minus the sender's: each end's estimate is its clock minus this process's */
-	*rx_offset_ns = r->clock.rx_before.offset_ns - r->clock.tx_before.offset_ns;
-	if (!r->o->quiet)
+	if (lr_clock_window_begin(&r->clock, r->rx.remote ? r->rx.ctl : NULL, r->tx_ctl,
+				  r->cfg->clock == LR_CLOCK_ESTIMATE, &failed, err, sizeof(err)))
+		clock_failed(r, failed, err);
+	*rx_offset_ns = lr_clock_window_offset(&r->clock);
+	if (r->clock.state == LR_CLOCK_ESTIMATED && !r->o->quiet)
 		fprintf(stderr, "linerate run: clock: the receiver's clock minus the sender's is %lld ns, within %llu ns\n",
-			(long long)*rx_offset_ns,
-			(unsigned long long)(r->clock.rx_before.bound_ns + r->clock.tx_before.bound_ns));
+			(long long)*rx_offset_ns, (unsigned long long)lr_clock_window_bound(&r->clock));
 	return 0;
-}
-
-/* The report of one end between its estimate before and now (a local end: all zero). */
-static int end_report(const struct lr_run *r, struct lr_ctl *c, const struct lr_clock_est *before,
-		      struct lr_clock_report *rep)
-{
-	struct lr_clock_est after;
-
-	memset(rep, 0, sizeof(*rep));
-	if (!c)
-		return 0;
-	if (end_estimate(r, c, &after))
-		return -1;
-	return lr_clock_report_make(before, &after, rep);
 }
 
 void lr_run_clocks_after(struct lr_run *r)
 {
-	struct lr_clock_report rx, tx, rep;
+	struct lr_clock_report rep;
+	struct lr_ctl *failed = NULL;
 	unsigned int i;
+	char err[512];
 	bool ok;
 
-	if (r->clock.state == LR_RUN_CLOCK_SAME)
+	if (r->clock.state == LR_CLOCK_SAME)
 		return;
-	ok = r->clock.state == LR_RUN_CLOCK_ESTIMATED &&
-	     !end_report(r, r->rx.remote ? r->rx.ctl : NULL, &r->clock.rx_before, &rx) &&
-	     !end_report(r, r->tx_ctl, &r->clock.tx_before, &tx) && !lr_clock_report_between(&rx, &tx, &rep);
+	ok = r->clock.state == LR_CLOCK_ESTIMATED && !lr_clock_window_end(&r->clock, &rep, &failed, err, sizeof(err));
+	if (!ok && failed)
+		clock_failed(r, failed, err);
 	/* one estimate for the whole run: every step's latency is judged against the same bound */
 	for (i = 0; i < r->nsteps; i++)
 		lr_clock_apply(&r->steps[i].rx, ok ? &rep : NULL);

@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include "ctl/clock.h"
+#include "ctl/clock_window.h"
 #include "opt/opts.h"
 #include "run/config.h"
 #include "run/search.h"
@@ -76,14 +76,6 @@ struct lr_run_rx {
 	char ifname[16];	/* the interface it counts on, as the endpoint found it */
 };
 
-/* How latency's two clocks were put on one time line when an end runs on an agent. */
-enum lr_run_clock_state { LR_RUN_CLOCK_SAME = 0, LR_RUN_CLOCK_ESTIMATED, LR_RUN_CLOCK_NONE };
-
-struct lr_run_clock {
-	enum lr_run_clock_state state;
-	struct lr_clock_est rx_before, tx_before;	/* each remote end's clock minus this process's */
-};
-
 struct lr_run {
 	const struct lr_cfg *cfg;
 	const struct lr_run_opts *o;
@@ -94,7 +86,7 @@ struct lr_run {
 	struct lr_rx *back;
 	struct lr_recv_opts back_opts;
 	char back_line[LR_START_LINE_MAX];
-	struct lr_run_clock clock;
+	struct lr_clock_window clock;	/* latency's two clocks, when an end runs on an agent */
 	enum lr_engine_kind engine;	/* the engine the first phase chose, kept for the rest */
 	const char *tx_engine;
 	unsigned int flows_total;
