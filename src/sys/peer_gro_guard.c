@@ -470,9 +470,9 @@ void lr_peer_gro_guardian(const struct guard *g, const struct lr_prep_result *r0
 	w.final = true;
 	tell_parent(g->ans_fd, &w);
 	if (!told) {
-		/* no one reports for a parent that died or gave up: one line where its own lines went */
+		/* no one reports for a parent that died or gave up: one line through its log sink */
 		lr_peer_gro_end_line(&w.r, line, sizeof(line));
-		fprintf(stderr, "linerate: --prepare-peer: the run on %s %s: %s\n", g->ifname,
+		pr_warn("linerate: --prepare-peer: the run on %s %s: %s\n", g->ifname,
 			heard ? "ended without letting go" : "stopped waiting for its guardian", line);
 	}
 	_exit(0);
