@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The agent's parent: listens, does the handshake (hello, auth) of many connections at once in one
- * poll loop, each bounded in bytes and time and all of them capped, forks one session at a time
- * for an authenticated controller (a session is an endpoint, ctl/endpoint.c), answers "busy"
- * meanwhile, serves --metrics from the same loop, and on SIGTERM ends the session first.
+ * The agent's parent: listens, and in one poll loop has the handshakes (hello, auth) of many
+ * connections done at once (ctl/agent_pending.c), forks one session at a time for an authenticated
+ * controller (a session is an endpoint, ctl/endpoint.c), answers "busy" meanwhile, serves --metrics
+ * from the same loop, and on SIGTERM ends the session first.
  */
-#define _GNU_SOURCE	/* accept4() */
+#define _GNU_SOURCE	/* pipe2() */
 #include <errno.h>
 #include <math.h>
 #include <fcntl.h>
@@ -17,13 +17,10 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
-#include <sys/ioctl.h>
 #include <sys/prctl.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
-#include <netinet/in.h>
-#include <sodium.h>
 #include "ctl/agent.h"
+#include "ctl/agent_pending.h"
 #include "ctl/ctl.h"
 #include "ctl/exporter.h"
 #include "ctl/handshake.h"
@@ -35,58 +32,13 @@
 #include "util/version.h"
 
 #define DEADMAN_MS	2000	/* a session without a message this long ends its test */
-/* Before authentication (docs/protocol.md, "Handshake"): */
-#define FIRST_BYTE_MS	1000	/* a new connection's first byte of hello, after accept */
-#define HANDSHAKE_MS	3000	/* hello to auth passed, after accept (the controller waits 5 s) */
-#define REPLY_MS	1000	/* a "busy" or "error" reply taken by the peer */
-#define PRE_AUTH_MAX	4096	/* a message before auth: hello takes 300 bytes */
-/*
- * The cap, as sshd's MaxStartups start:rate:full = 10:30:100: past PENDING_START connections, a
- * new one from an address that holds one already is over its share at random, with a chance from
- * PENDING_RATE % rising to 100 % at PENDING_FULL, and always at PENDING_PER_SOURCE (an IPv6
- * address: its /64). Over its share, it takes the place of one of its own address's, so a flood
- * from a controller's own address cannot shut that controller out. An address's first is always
- * taken, a full table making room by closing one of the address that holds the most.
- */
-#define PENDING_START	10
-#define PENDING_RATE	30
-#define PENDING_FULL	100
-#define PENDING_PER_SOURCE	10
-#define IDLE_MS		200	/* nothing from a connection this long (none yet): closed first for a newcomer */
-#define ACCEPT_BURST	64	/* accepted per turn of the loop, so its other fds get theirs */
-#define ACCEPT_PAUSE_MS	100	/* accept() failing (out of fds): the listener left out of poll this long */
-#define SUMMARY_MS	10000	/* dropped connections: one line at most this often, with the counts */
-#define LOG_BUDGET	40	/* lines about unauthenticated connections per SUMMARY_MS; the rest counted */
 #define TERM_MS		5000	/* a session asked to end gets this long before SIGKILL */
 #define POLL_MS		500
-#define ENDING_MS	3000	/* a session ending its test, waited for by a new controller */
-
-enum after { AFTER_READ, AFTER_CLOSE, AFTER_SESSION };
-
-/* A connection not yet handed to a session: a small state machine on a non-blocking socket. */
-struct pending {
-	int fd;	/* -1: a free slot */
-	unsigned char src[17];	/* its address for the cap: IPv4 (mapped too) or an IPv6 /64; [16] the family */
-	char peer[LR_HOSTPORT_MAX + 8];
-	int64_t since_ms, deadline_ms;
-	int64_t active_ms;	/* its last byte in or reply out (at first: since_ms) */
-	uint64_t seq;	/* the order of acceptance: the oldest is closed first (since_ms ties in a burst) */
-	bool spoke;	/* a byte came, or was seen waiting: not an idle socket */
-	bool connected;	/* a message came (not a bare TCP probe) */
-	bool logged;	/* and "connected" was said: its other lines are too */
-	struct lr_msg_reader rd;
-	struct lr_ctl_handshake hs;
-	struct json_object *held;	/* authenticated while a session ends: its reply, sent once it is gone */
-	char *out;	/* a reply on its way, out_off of out_len bytes taken */
-	size_t out_len, out_off;
-	enum after after;	/* once the reply is out */
-};
 
 struct agent {
 	const struct lr_agent_opts *o;
 	const struct lr_auth_key *key;
 	int lfd;
-	int64_t accept_at;	/* the listener polled again from then on (accept() failed) */
 	pid_t parent;
 	pid_t child;	/* the last session's process until it is reaped, 0: none */
 	/*
@@ -104,16 +56,8 @@ struct agent {
 	struct lr_exporter *ex;
 	struct lr_metrics_shm *shm;
 	struct lr_metrics_agent m;
-	/* the handshakes under way; claimed: the one whose last reply is on its way to become the session */
-	struct pending pend[PENDING_FULL];
-	unsigned int npend;
-	uint64_t seq, burst_seq;	/* the next connection's number, and the first one of this accept burst */
-	struct pending *claimed;
-	/* since the last summary line */
-	int64_t sum_at;
-	uint64_t sum_full, sum_timeout, sum_unlogged;
-	unsigned int log_left;
-	bool accept_said;	/* a failing accept() logged */
+	/* the handshakes under way, each that passes handed back through pending_ops */
+	struct lr_pending *pend;
 };
 
 static void on_signal(int sig)
@@ -178,9 +122,22 @@ static int session(struct agent *a, int fd, int status_w, const struct lr_ctl_ha
 	return code;
 }
 
-/* "busy" for a controller that authenticated while a session runs. */
-static struct json_object *busy_msg(struct agent *a, const char *peer)
+/* ---- what the pre-auth table (ctl/agent_pending.c) asks of the session ------------------------- */
+
+static bool is_busy(void *ctx)
 {
+	return ((const struct agent *)ctx)->busy;
+}
+
+static bool is_ending(void *ctx)
+{
+	return ((const struct agent *)ctx)->ending;
+}
+
+/* "busy" for a controller that authenticated while a session runs. */
+static struct json_object *busy_msg(void *ctx, const char *peer)
+{
+	struct agent *a = ctx;
 	struct json_object *m = lr_msg_new("busy");
 	char since[64];
 	struct tm tm;
@@ -195,39 +152,18 @@ static struct json_object *busy_msg(struct agent *a, const char *peer)
 	return m;
 }
 
-/* Frees @p's slot; its socket closed unless handed on (@close_fd false). */
-static void pend_free(struct agent *a, struct pending *p, bool close_fd)
-{
-	if (close_fd)
-		close(p->fd);
-	if (a->claimed == p)
-		a->claimed = NULL;
-	lr_msg_reader_reset(&p->rd);
-	json_object_put(p->held);
-	free(p->out);
-	*p = (struct pending){ .fd = -1 };
-	a->npend--;
-}
-
-/* Every pending connection closed but @keep's (a session's child: none of the others is its to hold). */
-static void pend_drop_all(struct agent *a, int keep)
-{
-	unsigned int i;
-
-	for (i = 0; i < PENDING_FULL; i++)
-		if (a->pend[i].fd >= 0)
-			pend_free(a, &a->pend[i], a->pend[i].fd != keep);
-}
-
 /*
- * The session of @p forked, @p's slot freed (in the child: the others' too): 0, or -errno with why
- * in @err, @p kept then, since its controller heard its handshake's last reply and is to be told.
+ * The session of @fd forked (in the child: the table's other connections closed): 0, or -errno
+ * with why in @err, the table keeping @fd then, since its controller heard its handshake's last
+ * reply and is to be told. @peer and @hs are the table's: copied, as the child frees them.
  */
-static int start_session(struct agent *a, struct pending *p, char *err, size_t errlen)
+static int start_session(void *ctx, int fd, const char *peer_in, const struct lr_ctl_handshake *hs, char *err,
+			 size_t errlen)
 {
-	struct lr_ctl_handshake h = p->hs;
-	char peer[sizeof(p->peer)];
-	int sv[2], fd = p->fd, ret;
+	struct agent *a = ctx;
+	struct lr_ctl_handshake h = *hs;
+	char peer[sizeof(a->peer)];
+	int sv[2], ret;
 	pid_t pid;
 
 	if (pipe2(sv, O_CLOEXEC | O_NONBLOCK)) {
@@ -244,12 +180,12 @@ static int start_session(struct agent *a, struct pending *p, char *err, size_t e
 		close(sv[1]);
 		return ret;
 	}
-	snprintf(peer, sizeof(peer), "%s", p->peer);
+	snprintf(peer, sizeof(peer), "%s", peer_in);
 	a->child = pid;
 	if (!pid) {
 		a->status_fd = sv[0];
 		snprintf(a->peer, sizeof(a->peer), "%s", peer);
-		pend_drop_all(a, fd);
+		lr_pending_drop_all(a->pend, fd);
 		/* blocking again, as a session's stream always was: it keeps deadlines of its own */
 		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
 		/* the session's process ends here, not by unwinding through the agent's loop */
@@ -257,7 +193,6 @@ static int start_session(struct agent *a, struct pending *p, char *err, size_t e
 		fflush(NULL);
 		_exit(ret);
 	}
-	pend_free(a, p, true);
 	close(sv[1]);
 	a->status_fd = sv[0];
 	a->busy = true;
@@ -269,6 +204,13 @@ static int start_session(struct agent *a, struct pending *p, char *err, size_t e
 	lr_msg(a->test, sizeof(a->test), "a session with %s, not yet prepared", peer);
 	return 0;
 }
+
+static const struct lr_pending_ops pending_ops = {
+	.busy = is_busy,
+	.ending = is_ending,
+	.busy_msg = busy_msg,
+	.start = start_session,
+};
 
 /* The session's status lines: the last one says what it runs; the pipe's end, that it is over. */
 static void read_status(struct agent *a)
@@ -325,431 +267,6 @@ static void reap(struct agent *a, int wait_ms)
 		if (!a->child || lr_now_ms() >= end)
 			return;
 		usleep(20000);
-	}
-}
-
-/* ---- the handshakes, many at once, none able to block the loop ---------------------------------- */
-
-/* The source @ss is counted as for the cap: an IPv4 address (mapped too), or an IPv6 address's /64. */
-static void source_of(const struct sockaddr_storage *ss, unsigned char src[17])
-{
-	const struct sockaddr_in6 *in6 = (const void *)ss;
-	const struct sockaddr_in *in = (const void *)ss;
-
-	memset(src, 0, 17);
-	if (ss->ss_family == AF_INET) {
-		memcpy(src, &in->sin_addr, 4);
-		src[16] = 4;
-	} else if (ss->ss_family == AF_INET6 && IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr)) {
-		memcpy(src, &in6->sin6_addr.s6_addr[12], 4);
-		src[16] = 4;
-	} else if (ss->ss_family == AF_INET6) {
-		memcpy(src, &in6->sin6_addr, 8);
-		src[16] = 6;
-	}
-}
-
-static unsigned int from_source(const struct agent *a, const unsigned char src[17])
-{
-	unsigned int i, n = 0;
-
-	for (i = 0; i < PENDING_FULL; i++)
-		n += a->pend[i].fd >= 0 && !memcmp(a->pend[i].src, src, 17);
-	return n;
-}
-
-/* A line about an unauthenticated connection, within the budget; else only counted. */
-static bool may_log(struct agent *a)
-{
-	if (a->log_left) {
-		a->log_left--;
-		return true;
-	}
-	a->sum_unlogged++;
-	return false;
-}
-
-/*
- * Whether @p sent nothing yet: none read and, asked only once it matters, none waiting. A
- * controller's hello may have come since the loop last read, with a burst of a flood's connections.
- */
-static bool silent(struct pending *p)
-{
-	int n = 0;
-
-	if (!p->spoke && !ioctl(p->fd, FIONREAD, &n) && n > 0) {
-		p->spoke = true;
-		p->active_ms = lr_now_ms();
-	}
-	return !p->spoke;
-}
-
-/*
- * The connection a newcomer takes the place of: with @src, one of that address's own (the
- * newcomer over its share), else one of the address that holds the most. Then idle ones first
- * (nothing for IDLE_MS), silent ones first among those; then a new one yet to speak; last one
- * that is getting on with its handshake, as a controller does. The oldest first within each, so
- * that a table full of lone talkers still lets a newcomer in. Never an authenticated one, which
- * only waits for its session, nor one accepted in this burst, not read yet (its hello may be on
- * its way): NULL when there is no other.
- */
-static struct pending *pick(struct agent *a, const unsigned char *src)
-{
-	int64_t now = lr_now_ms();
-	struct pending *best = NULL;
-	unsigned int i, best_n = 0;
-
-	for (i = 0; i < PENDING_FULL; i++) {
-		struct pending *p = &a->pend[i];
-		unsigned int n;
-
-		if (p->fd < 0 || lr_ctl_handshake_done(&p->hs) || p->seq >= a->burst_seq ||
-		    (src && memcmp(p->src, src, 17)))
-			continue;
-		n = (src ? 0 : from_source(a, p->src) * 4) + (now - p->active_ms >= IDLE_MS) * 2 + !p->spoke + 1;
-		if (n > best_n || (n == best_n && p->seq < best->seq)) {
-			best = p;
-			best_n = n;
-		}
-	}
-	return best;
-}
-
-static struct pending *victim(struct agent *a, const unsigned char *src)
-{
-	struct pending *v;
-
-	/* each round that finds its choice spoke after all marks it so: at most PENDING_FULL rounds */
-	do
-		v = pick(a, src);
-	while (v && !v->spoke && !silent(v));
-	return v;
-}
-
-/* A new connection in, or dropped by the cap (counted, not logged). */
-static void admit(struct agent *a, int fd, const struct sockaddr_storage *ss)
-{
-	unsigned char src[17];
-	struct pending *p = NULL, *v;
-	unsigned int i, mine;
-	bool over;
-
-	source_of(ss, src);
-	mine = from_source(a, src);
-	over = mine >= PENDING_PER_SOURCE;
-	if (!over && a->npend >= PENDING_START && mine) {
-		uint32_t chance = a->npend >= PENDING_FULL ? 100 :
-				  PENDING_RATE + (100 - PENDING_RATE) * (a->npend - PENDING_START) /
-				  (PENDING_FULL - PENDING_START);
-
-		over = randombytes_uniform(100) < chance;
-	}
-	if (over || a->npend >= PENDING_FULL) {
-		/* over its share: its own address gives up one; else the table is full */
-		v = victim(a, over ? src : NULL);
-		if (!v)
-			goto drop;
-		if (v->logged)
-			lr_ctl_log("%s: closed before its handshake ended, for a newer connection (%d at once, %d per "
-				   "address)", v->peer, PENDING_FULL, PENDING_PER_SOURCE);
-		pend_free(a, v, true);
-		a->m.refused_full++;
-		a->sum_full++;
-	}
-	for (i = 0; i < PENDING_FULL && !p; i++)
-		if (a->pend[i].fd < 0)
-			p = &a->pend[i];
-	*p = (struct pending){ .fd = fd, .since_ms = lr_now_ms(), .seq = a->seq++ };
-	p->active_ms = p->since_ms;
-	memcpy(p->src, src, sizeof(p->src));
-	lr_ctl_sockaddr_name((const struct sockaddr *)ss, p->peer, sizeof(p->peer));
-	p->deadline_ms = p->since_ms + FIRST_BYTE_MS;
-	lr_ctl_handshake_init(&p->hs, a->key, true);
-	a->npend++;
-	return;
-drop:
-	close(fd);
-	a->m.refused_full++;
-	a->sum_full++;
-}
-
-static void accept_some(struct agent *a)
-{
-	unsigned int i;
-
-	a->burst_seq = a->seq;
-	for (i = 0; i < ACCEPT_BURST; i++) {
-		struct sockaddr_storage ss;
-		socklen_t len = sizeof(ss);
-		int fd = accept4(a->lfd, (struct sockaddr *)&ss, &len, SOCK_CLOEXEC | SOCK_NONBLOCK);
-
-		if (fd < 0 && (errno == EINTR || errno == EAGAIN || errno == ECONNABORTED))
-			return;
-		if (fd < 0) {
-			/*
-			 * EMFILE, ENFILE, ENOBUFS: the connection stays queued and the listener
-			 * readable, so polled at once the loop would spin on it until fds are freed
-			 */
-			if (!a->accept_said)
-				lr_ctl_log("accept: %s: new connections wait in the queue (said once per %d s)",
-					   strerror(errno), SUMMARY_MS / 1000);
-			a->accept_said = true;
-			a->accept_at = lr_now_ms() + ACCEPT_PAUSE_MS;
-			return;
-		}
-		admit(a, fd, &ss);
-	}
-}
-
-static void pend_flush(struct agent *a, struct pending *p);
-
-/* @rep (freed here) on its way to @p, then @after. */
-static void pend_reply(struct agent *a, struct pending *p, struct json_object *rep, enum after after)
-{
-	char err[256];
-
-	if (lr_msg_frame(rep, &p->out, &p->out_len, err, sizeof(err))) {
-		json_object_put(rep);
-		pend_free(a, p, true);
-		return;
-	}
-	json_object_put(rep);
-	p->out_off = 0;
-	p->after = after;
-	if (after == AFTER_SESSION)
-		a->claimed = p;
-	pend_flush(a, p);
-}
-
-/* What the handshake's last reply @rep leads to: a session, "busy", or a wait while one ends. */
-static void pend_done(struct agent *a, struct pending *p, struct json_object *rep)
-{
-	if (!p->logged) {
-		/* a controller: its lines were held back (a flood's budget), not these */
-		lr_ctl_log("%s: connected", p->peer);
-		if (a->key)
-			lr_ctl_log("%s: authenticated", p->peer);
-		p->logged = true;
-	}
-	if (a->busy && a->ending && !a->claimed) {
-		/* it is told once the session is gone, rather than hear "busy" for a moment's teardown */
-		p->held = rep;
-		p->deadline_ms = lr_now_ms() + ENDING_MS;
-		return;
-	}
-	if (a->busy || a->claimed) {
-		json_object_put(rep);
-		p->deadline_ms = lr_now_ms() + REPLY_MS;
-		pend_reply(a, p, busy_msg(a, p->peer), AFTER_CLOSE);
-		return;
-	}
-	pend_reply(a, p, rep, AFTER_SESSION);
-}
-
-/* Held ones: a session once the ending one is gone; "busy" if another began, or past their wait. */
-static void pend_release(struct agent *a)
-{
-	int64_t now = lr_now_ms();
-	unsigned int i;
-
-	for (i = 0; i < PENDING_FULL; i++) {
-		struct pending *p = &a->pend[i];
-		struct json_object *rep = p->held;
-
-		if (p->fd < 0 || !rep)
-			continue;
-		if (!a->busy && !a->claimed) {
-			p->held = NULL;
-			pend_reply(a, p, rep, AFTER_SESSION);
-		} else if ((a->busy && !a->ending) || now >= p->deadline_ms) {
-			p->held = NULL;
-			json_object_put(rep);
-			p->deadline_ms = now + REPLY_MS;
-			pend_reply(a, p, busy_msg(a, p->peer), AFTER_CLOSE);
-		}
-	}
-}
-
-static void pend_flush(struct agent *a, struct pending *p)
-{
-	while (p->out_off < p->out_len) {
-		ssize_t n = send(p->fd, p->out + p->out_off, p->out_len - p->out_off, MSG_NOSIGNAL | MSG_DONTWAIT);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && errno == EAGAIN)
-			return;	/* the rest on POLLOUT */
-		if (n < 0) {
-			if (p->logged && p->after == AFTER_SESSION)
-				lr_ctl_log("%s: the controller left before its session began", p->peer);
-			pend_free(a, p, true);
-			return;
-		}
-		p->out_off += (size_t)n;
-	}
-	free(p->out);
-	p->out = NULL;
-	p->active_ms = lr_now_ms();	/* the peer's turn */
-	if (p->after == AFTER_CLOSE) {
-		pend_free(a, p, true);
-	} else if (p->after == AFTER_SESSION) {
-		char err[256];
-
-		if (start_session(a, p, err, sizeof(err))) {
-			/* it heard "ok" (or, with no token, hello): an error, not a stream closed unsaid */
-			lr_ctl_log("%s: refused: %s", p->peer, err);
-			a->m.refused_error++;
-			a->claimed = NULL;
-			p->deadline_ms = lr_now_ms() + REPLY_MS;
-			pend_reply(a, p, lr_msg_error(LR_EXIT_RUNTIME, "the agent %s", err), AFTER_CLOSE);
-		}
-	}
-}
-
-/* What came on @p: a message answered, or the connection's end. */
-static void pend_read(struct agent *a, struct pending *p)
-{
-	struct json_object *m, *rep;
-	bool quit = false;
-	char err[512];
-	int ret;
-
-	ret = lr_msg_read(&p->rd, p->fd, PRE_AUTH_MAX, &m, err, sizeof(err));
-	p->spoke = p->spoke || ret || p->rd.got;
-	p->active_ms = lr_now_ms();
-	if (!ret) {
-		if (p->rd.got)
-			p->deadline_ms = p->since_ms + HANDSHAKE_MS;
-		return;
-	}
-	if (ret == -ECONNRESET) {
-		/* closed without a word: a TCP probe (kubelet's), not a controller turned away */
-		if (!p->connected && a->o->verbose)
-			lr_ctl_log("%s: closed without a message (a TCP probe?)", p->peer);
-		if (p->logged)
-			lr_ctl_handshake_left(&p->hs, p->peer);
-		pend_free(a, p, true);
-		return;
-	}
-	p->deadline_ms = p->since_ms + HANDSHAKE_MS;
-	if (!p->connected) {
-		p->connected = true;
-		p->logged = may_log(a);
-		if (p->logged)
-			lr_ctl_log("%s: connected", p->peer);
-	}
-	if (ret == -EPROTOTYPE) {
-		/* an HTTP or SSH client: a word would be lost on it, the log says what it was */
-		if (p->logged)
-			lr_ctl_log("%s: not a linerate controller (it sent %s): closed", p->peer, err);
-		pend_free(a, p, true);
-		return;
-	}
-	if (ret < 0) {
-		/* out of step, or another version: say why, then close */
-		if (p->logged)
-			lr_ctl_log("%s: %s: closed", p->peer, err);
-		pend_reply(a, p, lr_msg_error(LR_EXIT_USAGE, "%s", err), AFTER_CLOSE);
-		return;
-	}
-	rep = lr_ctl_handshake_on(&p->hs, m, p->logged ? p->peer : NULL, &quit);
-	json_object_put(m);
-	if (quit)
-		pend_reply(a, p, rep, AFTER_CLOSE);
-	else if (lr_ctl_handshake_done(&p->hs))
-		pend_done(a, p, rep);
-	else
-		pend_reply(a, p, rep, AFTER_READ);
-}
-
-/* Connections past their deadline closed: silent ones counted only, the others said too. */
-static void pend_expire(struct agent *a)
-{
-	int64_t now = lr_now_ms();
-	unsigned int i;
-
-	for (i = 0; i < PENDING_FULL; i++) {
-		struct pending *p = &a->pend[i];
-
-		if (p->fd < 0 || p->held || now < p->deadline_ms)
-			continue;
-		if (p->logged && !p->out)
-			lr_ctl_log("%s: no %s within %d ms: closed", p->peer, p->hs.hello ? "auth" : "hello",
-				   HANDSHAKE_MS);
-		else if (p->logged)
-			lr_ctl_log("%s: took no reply within %d ms: closed", p->peer, REPLY_MS);
-		a->m.refused_timeout++;
-		a->sum_timeout++;
-		pend_free(a, p, true);
-	}
-}
-
-/* At most one line per SUMMARY_MS for what was dropped unsaid, and the log budget renewed. */
-static void pend_summary(struct agent *a)
-{
-	int64_t now = lr_now_ms();
-	char line[512];
-	size_t n = 0;
-
-	if (now - a->sum_at < SUMMARY_MS)
-		return;
-	if (a->sum_full)
-		n += (size_t)snprintf(line + n, sizeof(line) - n, "%llu over the cap (%d at once, %d per address)",
-				      (unsigned long long)a->sum_full, PENDING_FULL, PENDING_PER_SOURCE);
-	if (a->sum_timeout && n < sizeof(line))
-		n += (size_t)snprintf(line + n, sizeof(line) - n,
-				      "%s%llu past the handshake's deadline (%d ms to the first byte, %d ms to auth)",
-				      n ? ", " : "", (unsigned long long)a->sum_timeout, FIRST_BYTE_MS, HANDSHAKE_MS);
-	if (a->sum_unlogged && n < sizeof(line))
-		n += (size_t)snprintf(line + n, sizeof(line) - n, "%s%llu not logged one by one", n ? "; " : "",
-				      (unsigned long long)a->sum_unlogged);
-	if (n)
-		lr_ctl_log("unauthenticated connections closed in the last %d s: %s", (int)((now - a->sum_at) / 1000),
-			   line);
-	a->sum_at = now;
-	a->sum_full = a->sum_timeout = a->sum_unlogged = 0;
-	a->log_left = LOG_BUDGET;
-	a->accept_said = false;
-}
-
-/* The pending connections to poll into @p (their slots into @slot), @timeout_ms lowered to the nearest deadline. */
-static int pend_fds(struct agent *a, struct pollfd *p, struct pending **slot, int *timeout_ms)
-{
-	int64_t now = lr_now_ms();
-	unsigned int i;
-	int n = 0;
-
-	for (i = 0; i < PENDING_FULL; i++) {
-		struct pending *q = &a->pend[i];
-		int64_t left;
-
-		if (q->fd < 0)
-			continue;
-		left = q->deadline_ms - now;
-		if (left < *timeout_ms)
-			*timeout_ms = left < 0 ? 0 : (int)left;
-		if (q->held)
-			continue;
-		p[n] = (struct pollfd){ .fd = q->fd, .events = q->out ? POLLOUT : POLLIN };
-		slot[n++] = q;
-	}
-	return n;
-}
-
-static void pend_serve(struct agent *a, const struct pollfd *p, struct pending *const *slot, int n)
-{
-	int i;
-
-	for (i = 0; i < n; i++) {
-		struct pending *q = slot[i];
-
-		/* a slot freed by an earlier one's eviction, or already served */
-		if (!p[i].revents || q->fd != p[i].fd)
-			continue;
-		if (q->out)
-			pend_flush(a, q);
-		else
-			pend_read(a, q);
 	}
 }
 
@@ -827,25 +344,34 @@ int lr_agent_serve(const struct lr_agent_opts *o, const struct lr_ctl_addr *addr
 {
 	struct agent a = { .o = o, .key = key, .parent = getpid(), .status_fd = -1 };
 	char err[512], name[LR_HOSTPORT_MAX + 8], allow[512] = "";
+	const struct lr_pending_opts po = {
+		.ops = &pending_ops,
+		.ctx = &a,
+		.key = key,
+		.verbose = o->verbose,
+		.m = &a.m,
+	};
 	size_t off = 0;
 	unsigned int i;
 	int ret;
 
-	for (i = 0; i < PENDING_FULL; i++)
-		a.pend[i].fd = -1;
-	a.sum_at = lr_now_ms();
-	a.log_left = LOG_BUDGET;
+	if ((ret = lr_pending_open(&po, &a.pend)))
+		return lr_fail(LR_EXIT_RUNTIME, "agent", "cannot make the connection table: %s", strerror(-ret));
 	handle(SIGTERM, on_signal);
 	handle(SIGINT, on_signal);
 	handle(SIGCHLD, on_child);
 	signal(SIGPIPE, SIG_IGN);
-	if (lr_ctl_listen(addr, &a.lfd, err, sizeof(err)))
+	if (lr_ctl_listen(addr, &a.lfd, err, sizeof(err))) {
+		lr_pending_close(a.pend);
 		return lr_fail(LR_EXIT_USAGE, "agent", "--listen: %s", err);
+	}
 	if (metrics && (ret = metrics_open(&a, metrics))) {
+		lr_pending_close(a.pend);
 		close(a.lfd);
 		return ret;
 	}
 	if (o->ready_file[0] && lr_out_pidfile(o->ready_file, err, sizeof(err))) {
+		lr_pending_close(a.pend);
 		metrics_close(&a);
 		close(a.lfd);
 		return lr_fail(LR_EXIT_RUNTIME, "agent", "--ready-file: %s", err);
@@ -860,19 +386,17 @@ int lr_agent_serve(const struct lr_agent_opts *o, const struct lr_ctl_addr *addr
 		   o->nallow ? ", never a physical NIC" : "");
 	log_grants(o);
 	while (!lr_stop) {
-		struct pollfd p[2 + LR_EXPORTER_FDS + PENDING_FULL] = { { .fd = a.lfd, .events = POLLIN },
-									{ .fd = a.status_fd, .events = POLLIN } };
-		struct pending *slot[PENDING_FULL];
-		int timeout = POLL_MS, n = 2, nx = 0, np;
-		int64_t now = lr_now_ms();
+		struct pollfd p[2 + LR_EXPORTER_FDS + LR_PENDING_MAX] = { { .fd = a.lfd, .events = POLLIN },
+									  { .fd = a.status_fd, .events = POLLIN } };
+		int timeout = POLL_MS, n = 2, nx = 0, np, wait;
 
-		if (now < a.accept_at) {
+		if ((wait = lr_pending_accept_wait(a.pend))) {
 			p[0].fd = -1;	/* poll() skips it */
-			timeout = (int)(a.accept_at - now);
+			timeout = wait;
 		}
 		if (a.ex)
 			nx = lr_exporter_fds(a.ex, p + 2, &timeout);
-		np = pend_fds(&a, p + 2 + nx, slot, &timeout);
+		np = lr_pending_fds(a.pend, p + 2 + nx, &timeout);
 		n += nx + np;
 		if (poll(p, (nfds_t)n, timeout) < 0 && errno != EINTR)
 			break;
@@ -885,14 +409,12 @@ int lr_agent_serve(const struct lr_agent_opts *o, const struct lr_ctl_addr *addr
 		}
 		if (lr_stop)
 			break;
-		pend_serve(&a, p + 2 + nx, slot, np);
-		pend_release(&a);
+		lr_pending_serve(a.pend, p + 2 + nx, np);
 		if (p[0].revents & POLLIN)
-			accept_some(&a);
-		pend_expire(&a);
-		pend_summary(&a);
+			lr_pending_accept(a.pend, a.lfd);
+		lr_pending_expire(a.pend);
 	}
-	pend_drop_all(&a, -1);
+	lr_pending_close(a.pend);
 	shut_down(&a);
 	metrics_close(&a);
 	close(a.lfd);
