@@ -55,6 +55,7 @@
 #include "cmd/cli.h"
 #include "cmd/cmd.h"
 #include "sys/caps.h"
+#include "tx/engine.h"
 #include "util/log.h"
 #include "util/report.h"
 
@@ -312,6 +313,16 @@ static int write_json(const struct probe_ctx *c)
 	return LR_EXIT_OK;
 }
 
+/* Runs the live program for real on one frame it drops: nothing is sent. sys cannot, being below tx. */
+static void probe_live(struct probe_ctx *c)
+{
+	char why[200];
+	int ret;
+
+	ret = lr_live_try(c->ifc.ifindex, why, sizeof(why));
+	lr_caps_set_live(&c->caps, ret, why);
+}
+
 int lr_cmd_probe(const struct lr_probe_opts *o)
 {
 	struct probe_ctx c = { .o = o };
@@ -331,6 +342,7 @@ int lr_cmd_probe(const struct lr_probe_opts *o)
 		return lr_fail(LR_EXIT_USAGE, "probe", "%s", err);
 
 	lr_caps_probe(&c.ifc, &c.caps);
+	probe_live(&c);
 	c.stats_err = lr_if_ethtool_stats(c.ifc.name, &c.stats);
 	if (c.stats_err)
 		pr_debug("%s: ethtool stats: %s\n", c.ifc.name, strerror(-c.stats_err));

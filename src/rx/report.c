@@ -6,9 +6,9 @@
 #include <string.h>
 #include <json-c/json.h>
 #include "linerate/probe.h"
-#include "tx/frame.h"
 #include "rx/report.h"
 #include "rx/rx.h"
+#include "util/frame_size.h"
 #include "util/jfield.h"
 #include "util/log.h"
 #include "util/report.h"

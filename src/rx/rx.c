@@ -10,10 +10,9 @@
 #include <unistd.h>
 #include "rx/rx.h"
 #include "sys/bpfstats.h"
-#include "tx/frame.h"
-#include "tx/rate.h"
 #include "util/capture.h"
 #include "util/choose.h"
+#include "util/clock.h"
 #include "util/log.h"
 #include "util/outfile.h"
 #include "util/report.h"

@@ -17,7 +17,6 @@
 #include <xdp/xsk.h>
 
 #include "sys/caps.h"
-#include "tx/engine.h"
 #include "util/log.h"
 
 #ifndef AF_XDP
@@ -246,23 +245,6 @@ static void probe_packet(struct lr_caps *caps)
 		cap_set(caps, LR_CAP_AF_PACKET, LR_CAP_NO, err, "socket(AF_PACKET): %s", strerror(-err));
 }
 
-/* Runs the live program for real on one frame it drops: nothing is sent. */
-static void probe_live_frames(const struct lr_if *ifc, struct lr_caps *caps)
-{
-	char why[200];
-	int ret;
-
-	ret = lr_live_try(ifc->ifindex, why, sizeof(why));
-	if (!ret)
-		cap_set(caps, LR_CAP_LIVE_FRAMES, LR_CAP_YES, 0, "%s%s", why,
-			caps->have_xdp && !(caps->xdp.features & LR_XDP_ACT_NDO_XMIT) ?
-			"; this device does not take the frames yet (xdp_ndo_xmit)" : "");
-	else if (is_priv_err(ret))
-		cap_set(caps, LR_CAP_LIVE_FRAMES, LR_CAP_UNKNOWN, ret, "%s", why);
-	else
-		cap_set(caps, LR_CAP_LIVE_FRAMES, LR_CAP_NO, ret, "%s", why);
-}
-
 static void probe_facts(const struct lr_if *ifc, struct lr_caps *caps)
 {
 	struct lr_ethtool_stats st;
@@ -333,6 +315,18 @@ int lr_caps_probe(const struct lr_if *ifc, struct lr_caps *caps)
 	probe_afxdp(ifc, caps);
 	probe_xdp(ifc, caps);
 	probe_packet(caps);
-	probe_live_frames(ifc, caps);
 	return 0;
+}
+
+/* A yes notes when this device cannot take the frames yet: live mode needs ndo_xdp_xmit too. */
+void lr_caps_set_live(struct lr_caps *caps, int ret, const char *why)
+{
+	if (!ret)
+		cap_set(caps, LR_CAP_LIVE_FRAMES, LR_CAP_YES, 0, "%s%s", why,
+			caps->have_xdp && !(caps->xdp.features & LR_XDP_ACT_NDO_XMIT) ?
+			"; this device does not take the frames yet (xdp_ndo_xmit)" : "");
+	else if (is_priv_err(ret))
+		cap_set(caps, LR_CAP_LIVE_FRAMES, LR_CAP_UNKNOWN, ret, "%s", why);
+	else
+		cap_set(caps, LR_CAP_LIVE_FRAMES, LR_CAP_NO, ret, "%s", why);
 }

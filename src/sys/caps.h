@@ -57,9 +57,16 @@ struct lr_caps {
  * Fills @caps for @ifc (which lr_if_open() filled, even if it said the link is
  * down). Binds and closes AF_XDP sockets on queue 0 but attaches nothing.
  * Missing features and privileges are recorded per capability, not returned;
- * returns 0.
+ * returns 0. All but LR_CAP_LIVE_FRAMES, which is left unknown: trying it runs
+ * a send engine's program, and the engines sit above sys (see lr_caps_set_live).
  */
 int lr_caps_probe(const struct lr_if *ifc, struct lr_caps *caps);
+/*
+ * Records LR_CAP_LIVE_FRAMES in @caps (after lr_caps_probe()) from a try of
+ * live-frames mode by the caller, lr_live_try(): its return @ret (0 or -errno)
+ * and its reason @why.
+ */
+void lr_caps_set_live(struct lr_caps *caps, int ret, const char *why);
 /* Stable JSON key ("afxdp_copy"), and the label of the human table ("AF_XDP copy mode"). */
 const char *lr_cap_key(enum lr_cap_id id);
 const char *lr_cap_label(enum lr_cap_id id);

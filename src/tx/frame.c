@@ -20,14 +20,6 @@ uint32_t lr_csum_add(uint32_t sum, const void *buf, size_t len)
 	return (uint32_t)s;
 }
 
-unsigned int lr_frame_min_size(int family)
-{
-	unsigned int l3 = family == AF_INET6 ? 40 : 20;
-	unsigned int n = LR_ETH_HLEN + l3 + 8 + LR_PROBE_LEN + LR_FCS_LEN;
-
-	return n < LR_MIN_FRAME ? LR_MIN_FRAME : n;
-}
-
 int lr_frame_build(const struct lr_frame_spec *spec, struct lr_tmpl *t)
 {
 	unsigned int l3len, udplen;

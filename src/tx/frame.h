@@ -7,10 +7,7 @@
 #include <stddef.h>
 #include <netinet/in.h>
 #include "linerate/probe.h"
-
-#define LR_FCS_LEN	4
-#define LR_MIN_FRAME	64
-#define LR_MAX_FRAME	9018	/* jumbo, incl. FCS */
+#include "util/frame_size.h"
 
 struct lr_frame_spec {
 	int family;	/* AF_INET or AF_INET6 */
@@ -34,8 +31,6 @@ struct lr_tmpl {
 	uint32_t rtt_id;	/* this send's run id, in every marker and round-trip frame; random, never 0 */
 };
 
-/* Smallest frame (incl. FCS) that carries a probe for @family. */
-unsigned int lr_frame_min_size(int family);
 int lr_frame_build(const struct lr_frame_spec *spec, struct lr_tmpl *t);
 
 /*

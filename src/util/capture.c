@@ -14,9 +14,10 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <pcap/pcap.h>
-#include "tx/frame.h"
+#include "linerate/probe.h"
 #include "util/capture.h"
 #include "util/clock.h"
+#include "util/frame_size.h"
 #include "util/log.h"
 #include "util/outfile.h"
 

@@ -251,6 +251,38 @@ static void test_cap_names(void **state)
 	}
 }
 
+/* A live-frames try's answer as the caller hands it over: yes, unknown without privileges, else no. */
+static void test_set_live(void **state)
+{
+	struct lr_caps caps;
+	const struct lr_cap *c = &caps.cap[LR_CAP_LIVE_FRAMES];
+
+	(void)state;
+	memset(&caps, 0, sizeof(caps));
+	caps.have_xdp = true;
+	caps.xdp.features = LR_XDP_ACT_NDO_XMIT;
+	lr_caps_set_live(&caps, 0, "ran");
+	assert_int_equal(c->state, LR_CAP_YES);
+	assert_int_equal(c->err, 0);
+	assert_string_equal(c->detail, "ran");
+
+	/* a device that cannot take redirected frames yet gets the note */
+	caps.xdp.features = 0;
+	lr_caps_set_live(&caps, 0, "ran");
+	assert_int_equal(c->state, LR_CAP_YES);
+	assert_non_null(strstr(c->detail, "xdp_ndo_xmit"));
+
+	lr_caps_set_live(&caps, -EPERM, "needs root");
+	assert_int_equal(c->state, LR_CAP_UNKNOWN);
+	assert_int_equal(c->err, -EPERM);
+	assert_string_equal(c->detail, "needs root");
+
+	lr_caps_set_live(&caps, -EINVAL, "refused");
+	assert_int_equal(c->state, LR_CAP_NO);
+	assert_int_equal(c->err, -EINVAL);
+	assert_string_equal(c->detail, "refused");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -260,6 +292,7 @@ int main(void)
 		cmocka_unit_test(test_stats_find),
 		cmocka_unit_test(test_cli),
 		cmocka_unit_test(test_cap_names),
+		cmocka_unit_test(test_set_live),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
