@@ -552,6 +552,9 @@ void lr_tx_join(struct lr_tx *c)
 
 	if (!c->ws)
 		return;
+	/* workers started but never released (a later stream failed to start): they leave at the gate */
+	if (!__atomic_load_n(&c->go, __ATOMIC_ACQUIRE))
+		__atomic_store_n(&c->go, -1, __ATOMIC_RELEASE);
 	for (i = 0; i < c->o->nworkers; i++)
 		if (c->ws[i].started) {
 			pthread_join(c->ws[i].thread, NULL);
