@@ -225,10 +225,13 @@ static struct json_object *on_prepare_reflect(struct endpoint *e, struct json_ob
 static void end_test(struct endpoint *e, const char *why);
 
 /* A line of the sender's lifecycle (the peer's GRO held, then put back) for the agent's log. */
-static void on_note(void *arg, const char *line)
+static void on_note(void *arg, enum lr_local_note kind, const char *line)
 {
 	const struct endpoint *e = arg;
 
+	/* the log keeps the GRO lines; a replay's notice is not for it (the sender's counts say it) */
+	if (kind == LR_LOCAL_NOTE_NOTICE)
+		return;
 	elog(e, "%s: %s", e->so->peer, line);
 }
 
@@ -263,6 +266,8 @@ static struct json_object *on_prepare_tx(struct endpoint *e, struct json_object 
 	e->to.quiet = true;
 	e->to.verbose = lr_log_level();
 	ret = lr_local_prepare_tx(&e->l, &e->to.tx, &le);
+	if (!ret)
+		ret = lr_local_open_tx(&e->l, &le);
 	if (ret)
 		return refused(e, tx_error(&le), ret);
 	return ready(e, e->l.line, e->to.tx.ifname);

@@ -10,6 +10,7 @@
 #include <net/if.h>
 #include "run/run.h"
 #include "rx/rx.h"
+#include "session/local.h"
 #include "tx/frame.h"
 #include "tx/rate.h"
 #include "tx/tx.h"
@@ -355,7 +356,8 @@ static int tx_gone_fail(struct lr_run *r)
 static int run_phase(struct lr_run *r, unsigned int size, uint64_t pps, uint64_t window_ns, struct lr_step *s)
 {
 	const struct lr_cfg *cfg = r->cfg;
-	struct lr_tx *tx[LR_CFG_MAX_STREAMS] = { 0 };
+	struct lr_tx *tx[LR_CFG_MAX_STREAMS] = { 0 };	/* the streams' senders, as l[i] holds them */
+	struct lr_local *l = NULL;
 	struct lr_rx_result *scratch = NULL;
 	struct lr_send_opts *opts;
 	struct lr_dev_counters d0;
@@ -390,9 +392,16 @@ static int run_phase(struct lr_run *r, unsigned int size, uint64_t pps, uint64_t
 		ret = tx_gone_fail(r);
 		goto out;
 	}
+	/* every stream an endpoint of this process's; the peer's GRO is run's to hold (run.c), not theirs */
+	l = calloc(cfg->nstreams, sizeof(*l));
+	if (!l) {
+		ret = lr_run_fail(r, LR_EXIT_RUNTIME, "out of memory");
+		goto out;
+	}
 	for (i = 0; i < cfg->nstreams; i++) {
+		lr_local_init(&l[i], NULL, NULL);
 		lr_run_stream_opts(r, &cfg->streams[i], size, pps, window_ns, &opts[i]);
-		ret = lr_tx_open(&opts[i].tx, base, r->flows_total, &tx[i], &e);
+		ret = lr_local_prepare_stream(&l[i], &opts[i].tx, base, r->flows_total, &e);
 		if (ret) {
 			tx_fail(&e);
 			/* gone between the check and the open: the sender said its part, this says why */
@@ -400,10 +409,11 @@ static int run_phase(struct lr_run *r, unsigned int size, uint64_t pps, uint64_t
 				ret = tx_gone_fail(r);
 			goto out;
 		}
+		tx[i] = l[i].tx;
 		if (lr_tx_notice(tx[i]))
 			tx_say(lr_tx_notice(tx[i]));
 		if (!opts[i].silent)
-			fprintf(stderr, "linerate send: %s\n", lr_tx_engine_line(tx[i]));
+			fprintf(stderr, "linerate send: %s\n", l[i].line);
 		if (!r->banner_done)
 			keep_engine(r, tx[i]);
 		base += cfg->streams[i].tx.flows;
@@ -417,7 +427,8 @@ static int run_phase(struct lr_run *r, unsigned int size, uint64_t pps, uint64_t
 				     cfg->tx_pcap_every ? 0 : LR_PCAP_DEFAULT_COUNT);
 		lr_tx_workers(tx[i], &nw);
 		base += nw;
-		ret = lr_tx_start(tx[i], &e);
+		/* each stream's workers made and at their gate, released together below */
+		ret = lr_local_arm(&l[i], &e);
 		if (ret) {
 			tx_fail(&e);
 			if (tx_gone(r))
@@ -425,8 +436,6 @@ static int run_phase(struct lr_run *r, unsigned int size, uint64_t pps, uint64_t
 			goto out;
 		}
 	}
-	for (i = 0; i < cfg->nstreams; i++)
-		lr_tx_ready(tx[i], 2 * NS);
 	lr_dev_counters_read(cfg->tx_ifname, &d0);
 	if (cfg->nstreams > 1) {
 		lr_ksoftirqd_find(kpids, LR_MAX_CPUS);
@@ -435,12 +444,12 @@ static int run_phase(struct lr_run *r, unsigned int size, uint64_t pps, uint64_t
 	lr_cpu_times_read(&c0);
 	start = lr_now_ns();
 	for (i = 0; i < cfg->nstreams; i++)
-		lr_tx_go(tx[i], start);
+		lr_local_go(&l[i], start);
 	for (;;) {
 		bool done = true;
 
 		for (i = 0; i < cfg->nstreams; i++)
-			done &= lr_tx_done(tx[i]);
+			done &= lr_local_done(&l[i]);
 		if (done)
 			break;
 		usleep(10000);
@@ -449,7 +458,7 @@ static int run_phase(struct lr_run *r, unsigned int size, uint64_t pps, uint64_t
 	if (cfg->nstreams > 1)
 		lr_ksoftirqd_read(kpids, ks1, LR_MAX_CPUS);
 	for (i = 0; i < cfg->nstreams; i++)
-		lr_tx_join(tx[i]);
+		lr_local_join(&l[i]);
 	if (r->back)
 		ret = lr_run_back_wait(r, s ? EOT_WAIT_NS : WARMUP_WAIT_NS, s ? &s->rx : scratch, &complete);
 	else
@@ -470,8 +479,9 @@ static int run_phase(struct lr_run *r, unsigned int size, uint64_t pps, uint64_t
 	step_cost(r, &c0, &c1, s);
 	settle(r, s, complete);
 out:
-	for (i = 0; i < cfg->nstreams; i++)
-		lr_tx_close(tx[i]);
+	for (i = 0; l && i < cfg->nstreams; i++)
+		lr_local_end(&l[i]);
+	free(l);
 	free(opts);
 	free(scratch);
 	return ret;

@@ -29,10 +29,10 @@ void lr_local_init(struct lr_local *l, lr_local_note_fn note, void *arg)
 	l->note_arg = arg;
 }
 
-static void note(const struct lr_local *l, const char *line)
+static void note(const struct lr_local *l, enum lr_local_note kind, const char *line)
 {
 	if (l->note)
-		l->note(l->note_arg, line);
+		l->note(l->note_arg, kind, line);
 }
 
 static int prepared(const struct lr_local *l, struct lr_err *err)
@@ -73,7 +73,9 @@ int lr_local_prepare_reflect(struct lr_local *l, const struct lr_reflect_spec *s
 	return 0;
 }
 
-int lr_local_prepare_tx(struct lr_local *l, const struct lr_tx_spec *s, struct lr_err *err)
+/* A sender: its spec checked, the peer's GRO held when @hold and asked for; its engine not yet open. */
+static int tx_prepare(struct lr_local *l, const struct lr_tx_spec *s, unsigned int flow_base, unsigned int flows_total,
+		      bool hold, struct lr_err *err)
 {
 	char msg[512];
 	int ret = prepared(l, err);
@@ -82,11 +84,13 @@ int lr_local_prepare_tx(struct lr_local *l, const struct lr_tx_spec *s, struct l
 		return ret;
 	l->txs = *s;
 	/* the interface, the size, the queues, the addresses: bad input is refused before the peer is touched */
-	ret = lr_tx_prepare(&l->txs, 0, l->txs.flows, &l->tx, err);
+	ret = lr_tx_prepare(&l->txs, flow_base, flows_total, &l->tx, err);
 	if (ret)
 		return ret;
+	if (lr_tx_notice(l->tx))
+		note(l, LR_LOCAL_NOTE_NOTICE, lr_tx_notice(l->tx));
 	/* before the sender's engine is chosen, and before it has a thread: the guardian is forked */
-	if (l->txs.prepare_peer) {
+	if (hold && l->txs.prepare_peer) {
 		ret = lr_peer_gro_hold(l->txs.ifname, &l->pg, msg, sizeof(msg));
 		if (ret) {
 			lr_tx_close(l->tx);
@@ -94,18 +98,43 @@ int lr_local_prepare_tx(struct lr_local *l, const struct lr_tx_spec *s, struct l
 			return lr_err_set(err, ret, "%s", msg);
 		}
 		lr_peer_gro_start_line(&l->pg.r, l->txs.ifname, msg, sizeof(msg));
-		note(l, msg);
+		note(l, LR_LOCAL_NOTE_PEER_HELD, msg);
 	}
+	l->role = LR_LOCAL_TX;
+	return 0;
+}
+
+int lr_local_prepare_tx(struct lr_local *l, const struct lr_tx_spec *s, struct lr_err *err)
+{
+	return tx_prepare(l, s, 0, s->flows, true, err);
+}
+
+int lr_local_open_tx(struct lr_local *l, struct lr_err *err)
+{
+	int ret;
+
+	if (l->role != LR_LOCAL_TX || l->open)
+		return lr_err_set(err, LR_EXIT_USAGE, "no sender prepared");
 	ret = lr_tx_engine_open(l->tx, err);
 	if (ret) {
+		/* the endpoint holds nothing again, as if the prepare had failed */
 		lr_peer_gro_release(&l->pg);
 		lr_tx_close(l->tx);
 		l->tx = NULL;
+		l->role = LR_LOCAL_NONE;
 		return ret;
 	}
 	snprintf(l->line, sizeof(l->line), "%s", lr_tx_engine_line(l->tx));
-	l->role = LR_LOCAL_TX;
+	l->open = true;
 	return 0;
+}
+
+int lr_local_prepare_stream(struct lr_local *l, const struct lr_tx_spec *s, unsigned int flow_base,
+			    unsigned int flows_total, struct lr_err *err)
+{
+	int ret = tx_prepare(l, s, flow_base, flows_total, false, err);
+
+	return ret ? ret : lr_local_open_tx(l, err);
 }
 
 /*
@@ -127,28 +156,77 @@ static void sleep_until(uint64_t at)
 		;
 }
 
-int lr_local_start(struct lr_local *l, uint64_t at_ns, uint64_t *go_ns, struct lr_err *err)
+int lr_local_arm(struct lr_local *l, struct lr_err *err)
 {
-	uint64_t now;
-
 	if (l->role == LR_LOCAL_NONE)
 		return lr_err_set(err, LR_EXIT_USAGE, "nothing prepared");
-	if (l->started)
+	if (l->armed || l->started)
 		return lr_err_set(err, LR_EXIT_USAGE, "started already");
-	*go_ns = lr_now_bpf_ns();
+	if (l->role == LR_LOCAL_TX && !l->open)
+		return lr_err_set(err, LR_EXIT_USAGE, "the sender's engine is not open: lr_local_open_tx() first");
 	if (l->role == LR_LOCAL_TX) {
 		if (lr_tx_start(l->tx, err))
 			return err ? err->code : LR_EXIT_RUNTIME;
 		lr_tx_ready(l->tx, READY_NS);
+	}
+	l->armed = true;
+	return 0;
+}
+
+void lr_local_go(struct lr_local *l, uint64_t now_ns)
+{
+	if (l->role == LR_LOCAL_TX && l->armed)
+		lr_tx_go(l->tx, now_ns);
+	l->started = true;
+}
+
+int lr_local_start(struct lr_local *l, uint64_t at_ns, uint64_t *go_ns, struct lr_err *err)
+{
+	uint64_t now;
+	int ret;
+
+	*go_ns = lr_now_bpf_ns();
+	ret = lr_local_arm(l, err);
+	if (ret)
+		return ret;
+	if (l->role == LR_LOCAL_TX) {
 		/* the stamping clock is CLOCK_MONOTONIC less this namespace's offset */
 		if (at_ns)
 			sleep_until(at_ns + (uint64_t)lr_timens_offset_ns());
 		now = lr_now_ns();
-		lr_tx_go(l->tx, now);
+		lr_local_go(l, now);
 		*go_ns = now - (uint64_t)lr_timens_offset_ns();
 	}
 	l->started = true;
 	return 0;
+}
+
+bool lr_local_done(const struct lr_local *l)
+{
+	return l->role == LR_LOCAL_TX && l->started && lr_tx_done(l->tx);
+}
+
+void lr_local_join(struct lr_local *l)
+{
+	if (l->role != LR_LOCAL_TX || !l->tx || !l->armed || l->joined)
+		return;
+	/* released and still sending: its data ended and its markers sent, as on SIGINT */
+	if (l->started && !lr_tx_done(l->tx) && !lr_stop)
+		lr_stop = LR_LOCAL_STOP_REQUESTED;
+	lr_tx_join(l->tx);
+	l->joined = true;
+}
+
+void lr_local_release_peer(struct lr_local *l)
+{
+	char pline[512], full[560];
+
+	if (!l->pg.pid)
+		return;
+	lr_peer_gro_release(&l->pg);
+	lr_peer_gro_end_line(&l->pg.r, pline, sizeof(pline));
+	snprintf(full, sizeof(full), "--prepare-peer: %s", pline);
+	note(l, LR_LOCAL_NOTE_PEER_BACK, full);
 }
 
 const char *lr_local_gone(const struct lr_local *l)
@@ -214,18 +292,9 @@ void lr_local_finish(struct lr_local *l)
 	/* a receiver or a reflector is started too (start at_ns 0): it has no sender to finish */
 	if (l->role != LR_LOCAL_TX || !l->tx || l->finished || !l->started)
 		return;
-	if (!lr_tx_done(l->tx) && !lr_stop)
-		lr_stop = LR_LOCAL_STOP_REQUESTED;
-	lr_tx_join(l->tx);
+	lr_local_join(l);
 	/* the test is over for the peer: put back before the report, which says how it went */
-	if (l->pg.pid) {
-		char pline[512], full[560];
-
-		lr_peer_gro_release(&l->pg);
-		lr_peer_gro_end_line(&l->pg.r, pline, sizeof(pline));
-		snprintf(full, sizeof(full), "--prepare-peer: %s", pline);
-		note(l, full);
-	}
+	lr_local_release_peer(l);
 	prep = l->txs.prepare_peer ? &l->pg.r : NULL;
 	lr_tx_collect(l->tx, &r, &secs);
 	/* the lines `linerate send` would print: the workers' failures, then the summary */
@@ -322,7 +391,7 @@ void lr_local_reset(struct lr_local *l)
 
 void lr_local_end(struct lr_local *l)
 {
-	lr_local_finish(l);
+	lr_local_join(l);
 	if (l->role == LR_LOCAL_RX)
 		lr_rx_end(&l->rx);
 	if (l->role == LR_LOCAL_REFLECT) {
@@ -339,5 +408,5 @@ void lr_local_end(struct lr_local *l)
 	free(l->tx_summary);
 	l->tx_summary = NULL;
 	l->role = LR_LOCAL_NONE;
-	l->started = l->finished = false;
+	l->open = l->armed = l->started = l->joined = l->finished = false;
 }
