@@ -15,6 +15,7 @@
 #include "linerate/probe.h"
 #include "rx/report.h"
 #include "rx/rx.h"
+#include "summary/summary.h"
 #include "sys/netdev.h"
 #include "tx/rate.h"
 #include "util/capture.h"
@@ -158,7 +159,7 @@ static int report(const struct lr_recv_opts *o, struct lr_rx *rcv, const struct 
 		r->pcap_file[0] = '\0';
 		r->pcap_written = 0;
 	}
-	lr_rx_summary(stderr, &x, r);
+	lr_recv_summary(stderr, &x, r);
 	ret = LR_EXIT_OK;
 	if (o->json[0]) {
 		root = lr_rx_doc(&x, r);

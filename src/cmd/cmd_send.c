@@ -16,6 +16,7 @@
 #include "ctl/net.h"
 #include "ctl/peer.h"
 #include "rx/rx.h"
+#include "summary/summary.h"
 #include "sys/netdev.h"
 #include "sys/peer_gro.h"
 #include "tx/frame.h"
@@ -219,6 +220,7 @@ static int report(struct lr_tx *c, const struct lr_send_opts *o, struct json_obj
 {
 	char err[256], error[LR_WHY_MAX + 32] = "", line[LR_WHY_MAX + 32];
 	struct lr_tx_result *r;
+	struct lr_tx_about a;
 	struct json_object *v;
 	unsigned int i, n;
 	double secs;
@@ -242,9 +244,10 @@ static int report(struct lr_tx *c, const struct lr_send_opts *o, struct json_obj
 		return lr_fail(LR_EXIT_RUNTIME, "send", "out of memory");
 	lr_tx_collect(c, r, &secs);
 	fputc('\n', stderr);
-	lr_tx_summary(stderr, c, r, secs, prep);
+	lr_tx_describe(c, &a);
+	lr_send_summary(stderr, &a, r, secs, prep);
 	if (rtt)
-		lr_tx_rtt_summary(stderr, rtt, o->tx.dst_port);
+		lr_rtt_summary(stderr, rtt, o->tx.dst_port);
 	if (o->json[0]) {
 		struct json_object *root = lr_tx_doc(c, r, secs, error, rtt, prep);
 

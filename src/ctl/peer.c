@@ -18,6 +18,7 @@
 #include "ctl/request.h"
 #include "rx/report.h"
 #include "rx/rx.h"
+#include "summary/summary.h"
 #include "sys/netdev.h"
 #include "util/clock.h"
 #include "util/log.h"
@@ -322,7 +323,7 @@ int lr_peer_report(struct lr_peer *p)
 	if (p->o->tx.rtt)
 		report_reflect(p);
 	else if (p->have_result)
-		lr_rx_summary(stderr, &p->x, &p->r);
+		lr_recv_summary(stderr, &p->x, &p->r);
 	else
 		fprintf(stderr, "\nlinerate recv%s: no result: %s\n", p->where, p->error);
 	return p->failed ? LR_EXIT_RUNTIME : LR_EXIT_OK;
@@ -450,7 +451,7 @@ static int reverse_report(struct lr_peer *p, struct reverse *v)
 	/* the far end did not finish its test: this document says so too, not only its "peer" */
 	if (p->failed)
 		snprintf(v->x.error, sizeof(v->x.error), "%.*s", (int)sizeof(v->x.error) - 1, p->error);
-	lr_rx_summary(stderr, &v->x, &v->r);
+	lr_recv_summary(stderr, &v->x, &v->r);
 	if (!p->o->json[0])
 		return ret;
 	root = lr_rx_doc(&v->x, &v->r);

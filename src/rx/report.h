@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * recv's summary and JSON document from an rx result and what surrounds it, for a receiver in this
- * process and for one an agent ran (its document parsed back): one printer, one document.
+ * recv's JSON document from an rx result and what surrounds it, for a receiver in this process and
+ * for one an agent ran (its document parsed back); its words are summary/'s lr_recv_summary().
  */
 #ifndef LINERATE_RX_REPORT_H
 #define LINERATE_RX_REPORT_H
@@ -26,8 +26,6 @@ struct lr_rx_context {
 	bool pcap_lost, pcap_foreign;
 };
 
-/* The summary lines into @f (a blank line first, as a terminal shows them). */
-void lr_rx_summary(FILE *f, const struct lr_rx_context *x, const struct lr_rx_result *r);
 /* The recv document (docs/json.md). */
 struct json_object *lr_rx_doc(const struct lr_rx_context *x, const struct lr_rx_result *r);
 /* A recv document back into its context (@x->where is left alone) and result: 0 or -EINVAL with @err. */

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include "rx/report.h"
 #include "session/local.h"
+#include "summary/summary.h"
 #include "sys/netdev.h"
 #include "util/clock.h"
 #include "util/log.h"
@@ -309,7 +310,10 @@ void lr_local_finish(struct lr_local *l)
 			snprintf(error, sizeof(error), "%s", line);
 	}
 	if (f) {
-		lr_tx_summary(f, l->tx, &r, secs, prep);
+		struct lr_tx_about a;
+
+		lr_tx_describe(l->tx, &a);
+		lr_send_summary(f, &a, &r, secs, prep);
 		fclose(f);
 	}
 	l->tx_summary = text ? text : strdup("");

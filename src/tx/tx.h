@@ -76,11 +76,16 @@ unsigned int lr_tx_snaplen(const struct lr_tx *t);
 void lr_tx_live_line(struct lr_tx *t, uint64_t *prev, uint64_t dt_ns, char *line, size_t len);
 /* After lr_tx_join(): worker @i's failure as "worker N: why" in @buf; false when it had none. */
 bool lr_tx_worker_error(const struct lr_tx *t, unsigned int i, char *buf, size_t len);
-/* The summary lines of a collected result into @f, with @prep (--prepare-peer; NULL: not asked). */
-void lr_tx_summary(FILE *f, const struct lr_tx *t, const struct lr_tx_result *r, double secs,
-		   const struct lr_prep_result *prep);
-/* send --rtt: the round trip and each direction, lines into @f after the summary's. */
-void lr_tx_rtt_summary(FILE *f, const struct lr_rtt_result *rtt, unsigned int port);
+/* What a sender is, for its summary's words (summary/summary.h): strings owned by the sender. */
+struct lr_tx_about {
+	const char *engine, *mode, *ifname;
+	const char *mac_how;	/* where the destination MAC came from */
+	unsigned int nworkers, flows;
+	unsigned int frame_bytes;	/* per frame incl. FCS (a replay's mean) */
+	bool replay, stamp;	/* a capture replayed; with the probe stamped in */
+	bool drops_completed;	/* the engine's device drops are losses (else pushed back and resent) */
+};
+void lr_tx_describe(const struct lr_tx *t, struct lr_tx_about *a);
 /*
  * The send document (`send --json`) of a collected result: @error (NULL or "": none), @rtt under
  * its keys (NULL: none), @prep under "prepare_peer" (NULL: not asked). The caller puts it.

@@ -1,35 +1,32 @@
-/* SPDX-License-Identifier: MIT */
-/* The sender's result in words and as a document: its summary lines, its errors, its JSON. */
+// SPDX-License-Identifier: MIT
+/* send's summary lines, from what the sender was and its result: the words of send and of an agent's sender. */
 #include <stdio.h>
-#include <string.h>
+#include "summary/summary.h"
 #include "sys/peer_gro.h"
-#include "tx/tx_impl.h"
 #include "util/report.h"
-#include "util/result.h"
 #include "util/units.h"
 
-void lr_tx_summary(FILE *f, const struct lr_tx *c, const struct lr_tx_result *r, double secs,
-		   const struct lr_prep_result *prep)
+void lr_send_summary(FILE *f, const struct lr_tx_about *a, const struct lr_tx_result *r, double secs,
+		     const struct lr_prep_result *prep)
 {
-	const struct lr_tx_spec *o = c->o;
 	char b1[32], line[512];
 	unsigned int i;
 
 	fprintf(f, "linerate send: %s (%s) on %s, %u worker%s, %u-byte frames%s, %u flow%s, dst MAC from %s\n",
-		c->ops->name, lr_tx_mode(c), o->ifname, o->nworkers, o->nworkers == 1 ? "" : "s", c->frame_bytes,
-		o->replay[0] ? " (mean of the capture)" : "",
-		o->flows, o->flows == 1 ? "" : "s", c->mac_how);
+		a->engine, a->mode, a->ifname, a->nworkers, a->nworkers == 1 ? "" : "s", a->frame_bytes,
+		a->replay ? " (mean of the capture)" : "",
+		a->flows, a->flows == 1 ? "" : "s", a->mac_how);
 	fprintf(f, "  sent      %llu frame%s in %.3f s, accepted by the device\n", (unsigned long long)r->packets,
 		lr_s(r->packets), secs);
 	/* where the engine resends what the device pushed back (AF_PACKET), tx_dropped counts attempts, not losses */
 	fprintf(f, "  ring      %llu queued, %llu completed, %llu %s, %llu in flight at end\n",
 		(unsigned long long)r->queued, (unsigned long long)r->completed, (unsigned long long)r->device_dropped,
-		c->ops->drops_completed ? "dropped by the device" : "pushed back by the device and resent",
+		a->drops_completed ? "dropped by the device" : "pushed back by the device and resent",
 		(unsigned long long)(r->queued - r->completed));
 	fprintf(f, "  rate      %s pps, %.3f Gbit/s L2, %.3f Gbit/s L1\n", lr_fmt_si(r->pps, b1, sizeof(b1)),
-		r->pps * c->frame_bytes * 8 / 1e9, r->pps * (c->frame_bytes + 20) * 8 / 1e9);
+		r->pps * a->frame_bytes * 8 / 1e9, r->pps * (a->frame_bytes + 20) * 8 / 1e9);
 	/* a replay without --stamp writes no probe of its own */
-	if (o->replay[0] && !o->stamp)
+	if (a->replay && !a->stamp)
 		fprintf(f, "  latency   no timestamps: the capture's frames go out as they are\n");
 	else if (r->latency_every == 1)
 		fprintf(f, "  latency   a timestamp in every data frame\n");
@@ -52,7 +49,7 @@ void lr_tx_summary(FILE *f, const struct lr_tx *c, const struct lr_tx_result *r,
 	}
 }
 
-void lr_tx_rtt_summary(FILE *f, const struct lr_rtt_result *t, unsigned int port)
+void lr_rtt_summary(FILE *f, const struct lr_rtt_result *t, unsigned int port)
 {
 	const struct lr_rtt_dir *fw = &t->fwd, *b = &t->ret;
 
@@ -76,45 +73,4 @@ void lr_tx_rtt_summary(FILE *f, const struct lr_rtt_result *t, unsigned int port
 		fprintf(f, "  markers   %u of %u %s reflected markers came back: the split between the two "
 			"directions is an estimate (open gaps on the way back)\n", t->flows_eot, t->flows,
 			t->flows == 1 ? "flow's" : "flows'");
-}
-
-bool lr_tx_worker_error(const struct lr_tx *c, unsigned int i, char *buf, size_t len)
-{
-	const struct lr_worker *w = &c->ws[i];
-
-	if (i >= c->o->nworkers || !w->err)
-		return false;
-	snprintf(buf, len, "worker %u: %s", w->index, w->errmsg[0] ? w->errmsg : strerror(-w->err));
-	return true;
-}
-
-struct json_object *lr_tx_doc(const struct lr_tx *c, const struct lr_tx_result *r, double secs, const char *error,
-			      const struct lr_rtt_result *rtt, const struct lr_prep_result *prep)
-{
-	static const struct lr_prep_result not_asked = { .asked = false };
-	const struct lr_tx_spec *o = c->o;
-	struct json_object *root = lr_json_doc("send");
-
-	json_object_object_add(root, "engine", json_object_new_string(c->ops->name));
-	json_object_object_add(root, "mode", json_object_new_string(lr_tx_mode(c)));
-	json_object_object_add(root, "interface", json_object_new_string(o->ifname));
-	json_object_object_add(root, "duration_s", json_object_new_double(secs));
-	json_object_object_add(root, "frame_size", json_object_new_int((int)c->frame_bytes));
-	json_object_object_add(root, "flows", json_object_new_int((int)o->flows));
-	json_object_object_add(root, "error", error && error[0] ? json_object_new_string(error) : NULL);
-	lr_tx_result_put(root, r);
-	if (rtt)
-		lr_rtt_result_put(root, rtt);
-	lr_prep_result_put(root, prep ? prep : &not_asked);
-	return root;
-}
-
-const char *lr_tx_engine_line(const struct lr_tx *c)
-{
-	return c->engine_line;
-}
-
-const char *lr_tx_notice(const struct lr_tx *c)
-{
-	return c->notice[0] ? c->notice : NULL;
 }
