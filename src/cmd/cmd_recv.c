@@ -141,9 +141,7 @@ static int report(const struct lr_recv_opts *o, struct lr_rx *rcv, const struct 
 	char err[256];
 	int ret;
 
-	snprintf(x.engine, sizeof(x.engine), "%s", rcv->ops->name);
-	snprintf(x.mode, sizeof(x.mode), "%s", rcv->mode);
-	snprintf(x.ifname, sizeof(x.ifname), "%s", o->rx.ifname);
+	lr_rx_context_of(&x, rcv, o->rx.ifname);
 	snprintf(x.error, sizeof(x.error), "%s", out->error);
 	snprintf(x.stopped, sizeof(x.stopped), "%s", out->stopped ? out->stopped : "");
 	r = malloc(sizeof(*r));

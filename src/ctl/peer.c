@@ -425,9 +425,7 @@ static int reverse_collect(struct lr_peer *p, struct reverse *v)
 	ret = lr_rx_collect(&v->rx, &v->r);
 	if (ret)
 		return lr_fail(LR_EXIT_RUNTIME, "send", "cannot read the receiver's counters: %s", strerror(-ret));
-	snprintf(v->x.engine, sizeof(v->x.engine), "%s", v->rx.ops->name);
-	snprintf(v->x.mode, sizeof(v->x.mode), "%s", v->rx.mode);
-	snprintf(v->x.ifname, sizeof(v->x.ifname), "%s", p->o->tx.ifname);
+	lr_rx_context_of(&v->x, &v->rx, p->o->tx.ifname);
 	v->x.secs = (double)(lr_now_ns() - v->start_ns) / 1e9;
 	if (!p->failed)
 		clock_after(p, &v->r);

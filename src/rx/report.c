@@ -26,6 +26,13 @@ static const struct lr_jfield context_fields[] = {
 	{ NULL }
 };
 
+void lr_rx_context_of(struct lr_rx_context *x, const struct lr_rx *rx, const char *ifname)
+{
+	snprintf(x->engine, sizeof(x->engine), "%s", rx->ops->name);
+	snprintf(x->mode, sizeof(x->mode), "%s", rx->mode);
+	snprintf(x->ifname, sizeof(x->ifname), "%s", ifname);
+}
+
 struct json_object *lr_rx_doc(const struct lr_rx_context *x, const struct lr_rx_result *r)
 {
 	double frame = lr_rx_result_frame_bytes(r);

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <json-c/json.h>
+#include "rx/rx.h"
 #include "util/result.h"
 
 /* What a summary and a document say beside the result. */
@@ -26,6 +27,8 @@ struct lr_rx_context {
 	bool pcap_lost, pcap_foreign;
 };
 
+/* @x's engine, mode and interface, those of receiver @rx counting on @ifname; the rest untouched. */
+void lr_rx_context_of(struct lr_rx_context *x, const struct lr_rx *rx, const char *ifname);
 /* The recv document (docs/json.md). */
 struct json_object *lr_rx_doc(const struct lr_rx_context *x, const struct lr_rx_result *r);
 /* A recv document back into its context (@x->where is left alone) and result: 0 or -EINVAL with @err. */

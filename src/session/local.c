@@ -357,9 +357,7 @@ struct json_object *lr_local_rx_doc(struct lr_local *l, struct lr_rx_result *r, 
 		lr_err_set(err, LR_EXIT_RUNTIME, "cannot read the receiver's counters: %s", strerror(-ret));
 		return NULL;
 	}
-	snprintf(x.engine, sizeof(x.engine), "%s", l->rx.ops->name);
-	snprintf(x.mode, sizeof(x.mode), "%s", l->rx.mode);
-	snprintf(x.ifname, sizeof(x.ifname), "%s", l->rxs.ifname);
+	lr_rx_context_of(&x, &l->rx, l->rxs.ifname);
 	return lr_rx_doc(&x, r);
 }
 
